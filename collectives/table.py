@@ -1,0 +1,134 @@
+"""The nccl-tests table, rendered from summary rows so it can sit beside all_reduce_perf's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from collectives.dtypes import DTYPES
+from collectives.results import SummaryRow
+
+
+@dataclass(frozen=True, slots=True)
+class RankPlace:
+    """Where one rank ran, for the '# Using devices' block."""
+
+    rank: int
+    host: str
+    pid: int
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepHeader:
+    min_bytes: int
+    max_bytes: int
+    step_factor: float
+    warmup_iters: int
+    iters: int
+    check: bool
+    backend: str
+
+
+NOTES: dict[tuple[str, str], str] = {
+    ("*", "all_reduce"): ("torch.distributed.all_reduce works in place only, so out-of-place is not measured (N/A)."),
+    ("gloo", "reduce_scatter"): (
+        "gloo has no native reduce-scatter: torch runs an all_reduce over a copy of the whole input and "
+        "keeps its chunk, so reduce_scatter busbw here is capped near half of all_reduce's. "
+        "That is gloo's limit, not the interconnect's."
+    ),
+}
+"""Caveats printed under an op's table: (backend or '*', op) -> text."""
+
+_HEADER_META = "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+_HEADER_NAMES = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s"
+_HEADER_UNITS = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s"
+_ROW_PARAMS = "%12li  %12li  %8s  %6s  %6i"
+_ROW_RESULT = "  %7s  %6.2f  %6.2f  %5s"
+_ROW_MISSING = "  %7s  %6s  %6s  %5s" % ("N/A", "N/A", "N/A", "N/A")
+
+
+def format_time_us(time_us: float) -> str:
+    """nccl-tests' time column: fewer decimals as the time grows."""
+    if time_us >= 10000.0:
+        return "%7.0f" % time_us
+    if time_us >= 100.0:
+        return "%7.1f" % time_us
+    return "%7.2f" % time_us
+
+
+def _result_cell(row: SummaryRow | None) -> str:
+    if row is None:
+        return _ROW_MISSING
+    wrong = "N/A" if row.wrong < 0 else str(row.wrong)
+    return _ROW_RESULT % (format_time_us(row.time_us), row.algbw, row.busbw, wrong)
+
+
+def render_op_table(
+    op: str,
+    rows: Sequence[SummaryRow],
+    header: SweepHeader,
+    places: Sequence[RankPlace] = (),
+) -> list[str]:
+    """Lines of one op's table: parameters, devices, column headers, one line per size, totals, notes."""
+    lines = [
+        f"# collbench {op}: {rows[0].nranks if rows else len(places)} ranks, backend {header.backend}",
+        f"# minBytes {header.min_bytes} maxBytes {header.max_bytes} step: {header.step_factor:g}(factor) "
+        f"warmup iters: {header.warmup_iters} iters: {header.iters} validation: {int(header.check)}",
+        "#",
+    ]
+    if places:
+        lines.append("# Using devices")
+        lines += [f"#  Rank {p.rank:2d} Group  0 Pid {p.pid:6d} on {p.host:>10s} device {p.device}" for p in places]
+        lines.append("#")
+    lines += [
+        _HEADER_META % ("", "", "", "", ""),
+        _HEADER_NAMES
+        % (
+            "size",
+            "count",
+            "type",
+            "redop",
+            "root",
+            "time",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "time",
+            "algbw",
+            "busbw",
+            "#wrong",
+        ),
+        _HEADER_UNITS
+        % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""),
+    ]
+    lines += _data_lines(rows)
+    lines += _totals(rows)
+    lines += [
+        f"# Note: {text}"
+        for (backend, note_op), text in NOTES.items()
+        if note_op == op and backend in ("*", header.backend)
+    ]
+    return lines
+
+
+def _data_lines(rows: Sequence[SummaryRow]) -> list[str]:
+    by_size: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
+    for row in rows:
+        by_size.setdefault((row.size, row.dtype, row.redop, row.root), {})[row.in_place] = row
+    lines = []
+    for (size, dtype, redop, root), placed in by_size.items():
+        count = next(iter(placed.values())).count
+        params = _ROW_PARAMS % (size, count, DTYPES[dtype].nccl_name, redop, root)
+        lines.append(params + _result_cell(placed.get(False)) + _result_cell(placed.get(True)))
+    return lines
+
+
+def _totals(rows: Sequence[SummaryRow]) -> list[str]:
+    wrong = sum(r.wrong for r in rows if r.wrong > 0)
+    avg_busbw = sum(r.busbw for r in rows) / len(rows) if rows else 0.0
+    return [
+        f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}",
+        f"# Avg bus bandwidth    : {avg_busbw:g} ",
+        "#",
+    ]

@@ -1,0 +1,89 @@
+"""The local launcher: the same RankJob as on Slurm, run by submitit's LocalExecutor on this machine."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import submitit
+
+from jobs.config import Config
+from jobs.placement import LocalRendezvous
+from jobs.rank_job import RankJob
+from jobs.report import read_statuses
+from jobs.rundir import RunDir
+
+POLL_S = 0.2
+CANCEL_WAIT_S = 15.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submitit.Job[Any]:
+    """Start every rank of a local run; returns at once."""
+    executor = submitit.LocalExecutor(folder=run.submitit_dir)
+    executor.update_parameters(
+        nodes=1,
+        tasks_per_node=cfg.world_size,
+        gpus_per_node=cfg.world_size if cfg.device == "cuda" else 0,
+        timeout_min=cfg.timeouts.job_min,
+    )
+    rendezvous = LocalRendezvous(master_addr="127.0.0.1", master_port=cfg.rendezvous.master_port or free_port())
+    job = executor.submit(RankJob(config=config_plain, run_dir=str(run.path), local_rendezvous=rendezvous))
+    run.update_meta(job_id=str(job.job_id), master_addr=rendezvous.master_addr, master_port=rendezvous.master_port)
+    return job
+
+
+def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO = sys.stderr) -> None:
+    """Wait for a local run, echoing rank 0's log; the first failed rank ends the others at once,
+    as srun --kill-on-bad-exit does, so nobody waits for a peer that is gone."""
+    follower = LogFollower(run.rank_log(0))
+    try:
+        while not job.done():
+            follower.pump(echo)
+            if any(s["state"] == "failed" for s in read_statuses(run).values()):
+                _cancel_and_wait(job)
+                break
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        _cancel_and_wait(job)
+        raise
+    finally:
+        follower.pump(echo)
+
+
+def _cancel_and_wait(job: submitit.Job[Any]) -> None:
+    job.cancel(check=False)
+    deadline = time.monotonic() + CANCEL_WAIT_S
+    while not job.done() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+
+
+class LogFollower:
+    """Copies the complete INFO-and-up lines a log file gains to a stream."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = ""
+
+    def pump(self, out: TextIO) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            handle.seek(self.offset)
+            chunk = handle.read()
+            self.offset = handle.tell()
+        *lines, self.partial = (self.partial + chunk).split("\n")
+        for line in lines:
+            if "| DEBUG " not in line:
+                out.write(line + "\n")
+        out.flush()

@@ -1,0 +1,146 @@
+"""The job every rank runs, whoever launched it: rendezvous, sweep, results, status, teardown."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from loguru import logger
+
+from jobs.config import Config, config_from_plain
+from jobs.placement import LocalRendezvous, Placement, detect_placement
+from jobs.rank_logging import setup_rank_logging
+from jobs.rundir import RunDir, write_json_atomic
+
+
+class InjectedFault(RuntimeError):
+    """Raised on purpose by faults.fail_rank."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankJob:
+    """Picklable: submitit sends it to every task, local or on Slurm."""
+
+    config: dict[str, Any]
+    """The resolved config, as plain data."""
+    run_dir: str
+    local_rendezvous: LocalRendezvous | None = None
+
+    def __call__(self) -> dict[str, Any]:
+        cfg = config_from_plain(self.config)
+        run = RunDir(Path(self.run_dir))
+        placement = detect_placement(
+            os.environ,
+            self.local_rendezvous,
+            cfg.rendezvous.master_addr,
+            cfg.rendezvous.master_port,
+            expected_world_size=cfg.world_size,
+        )
+        os.environ.update(rank_environment(cfg, run, placement))
+        setup_rank_logging(run.rank_log(placement.rank), placement.rank, placement.local_rank, placement.host)
+        status = RankStatus(run, placement, cfg.device)
+        status.write("running")
+        try:
+            rows = _run_rank(cfg, run, placement)
+        except BaseException as error:
+            logger.opt(exception=error).error(f"rank {placement.rank} failed: {type(error).__name__}: {error}")
+            status.write("failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc())
+            raise
+        status.write("ok", rows=rows)
+        logger.info(f"rank {placement.rank} finished: {rows} results")
+        return {"rank": placement.rank, "host": placement.host, "rows": rows}
+
+
+def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str, str]:
+    """The config's env section, torchrun-style variables, and NCCL_DEBUG_FILE inside the run."""
+    env = dict(cfg.env)
+    if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
+        env["NCCL_DEBUG_FILE"] = run.nccl_debug_file()
+    env.update(placement.torch_env())
+    return env
+
+
+class RankStatus:
+    def __init__(self, run: RunDir, placement: Placement, device: str) -> None:
+        self.path = run.rank_status(placement.rank)
+        self.base = {
+            "rank": placement.rank,
+            "local_rank": placement.local_rank,
+            "node_rank": placement.node_rank,
+            "host": placement.host,
+            "pid": os.getpid(),
+            "device": device if device == "cpu" else f"cuda:{placement.local_rank}",
+            "job_id": placement.job_id,
+            "started": time.time(),
+        }
+
+    def write(self, state: str, **fields: Any) -> None:
+        write_json_atomic(self.path, {**self.base, "state": state, "updated": time.time(), **fields})
+
+
+def _run_rank(cfg: Config, run: RunDir, placement: Placement) -> int:
+    import torch
+    import torch.distributed as dist
+
+    from collectives.sweep import RankContext, run_sweep
+
+    device = torch.device("cpu") if cfg.device == "cpu" else torch.device("cuda", placement.local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    logger.info(
+        f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
+        f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"
+    )
+    dist.init_process_group(
+        backend=cfg.backend,
+        init_method=placement.init_method,
+        rank=placement.rank,
+        world_size=placement.world_size,
+        timeout=datetime.timedelta(seconds=cfg.timeouts.collective_s),
+    )
+    try:
+        _inject_faults(cfg, placement.rank)
+        ctx = RankContext(
+            rank=placement.rank,
+            nranks=placement.world_size,
+            local_rank=placement.local_rank,
+            host=placement.host,
+            device=device,
+        )
+        with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
+            writer = _ResultWriter(results)
+            run_sweep(cfg.bench, ctx, writer.write, corrupt_output=cfg.faults.corrupt_rank == placement.rank)
+        return writer.rows
+    finally:
+        dist.destroy_process_group()
+
+
+def _inject_faults(cfg: Config, rank: int) -> None:
+    if cfg.faults.fail_rank == rank:
+        raise InjectedFault(f"injected failure on rank {rank} (faults.fail_rank={rank})")
+    if cfg.faults.hang_rank == rank:
+        logger.warning(f"rank {rank} hangs on purpose (faults.hang_rank={rank})")
+        while True:
+            time.sleep(1.0)
+
+
+class _ResultWriter:
+    """Appends each result as it is measured, so a killed run keeps every finished size."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+        self.rows = 0
+
+    def write(self, result: Any) -> None:
+        self.handle.write(result.to_json() + "\n")
+        self.handle.flush()
+        self.rows += 1
+        logger.info(
+            f"{result.op} {result.size} B {'in-place' if result.in_place else 'out-of-place'}: "
+            f"{result.time_us:.2f} us, busbw {result.busbw:.3f} GB/s, #wrong {result.wrong}"
+        )

@@ -1,0 +1,131 @@
+"""Tables and verdicts from a run directory alone: what `run`, `wait` and `report` print."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from collectives.results import SummaryRow, read_rank_results, summarize
+from collectives.table import RankPlace, SweepHeader, render_op_table
+from jobs.config import Config, config_from_plain
+from jobs.rundir import RunDir, read_json, write_json_atomic
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    config: Config
+    statuses: dict[int, dict[str, Any]]
+    rows: list[SummaryRow]
+    problems: list[str] = field(default_factory=list)
+    """One line per failed rank, missing rank or wrong result; empty when the run passed."""
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+
+def load_run_config(run: RunDir) -> Config:
+    data = OmegaConf.to_container(OmegaConf.load(run.config_file), resolve=True)
+    assert isinstance(data, dict)
+    return config_from_plain({str(k): v for k, v in data.items()})
+
+
+def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
+    statuses = {}
+    for path in sorted(run.status_dir.glob("rank-*.json")):
+        try:
+            status = read_json(path)
+        except (OSError, ValueError):
+            continue
+        statuses[int(status["rank"])] = status
+    return statuses
+
+
+def assess(run: RunDir) -> RunOutcome:
+    """Every rank's state and the aggregated rows, with what went wrong."""
+    cfg = load_run_config(run)
+    statuses = read_statuses(run)
+    rows = summarize(read_rank_results(sorted(run.results_dir.glob("rank-*.jsonl"))))
+    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows)
+    outcome.problems = _rank_problems(cfg.world_size, statuses) + _row_problems(rows, cfg.world_size)
+    return outcome
+
+
+def _rank_problems(world_size: int, statuses: dict[int, dict[str, Any]]) -> list[str]:
+    failed = sorted((s for s in statuses.values() if s["state"] == "failed"), key=lambda s: s["updated"])
+    problems = []
+    if failed:
+        first = failed[0]
+        problems.append(f"rank {first['rank']} on {first['host']} failed first: {first.get('error', '?')}")
+        for later in failed[1:]:
+            problems.append(f"rank {later['rank']} on {later['host']} failed after it: {later.get('error', '?')}")
+    for rank in range(world_size):
+        status = statuses.get(rank)
+        if status is None:
+            problems.append(f"rank {rank} never started (no status file)")
+        elif status["state"] == "running":
+            problems.append(f"rank {rank} on {status['host']} did not finish (still running, or killed)")
+    return problems
+
+
+def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
+    problems = []
+    for row in rows:
+        placement = "in-place" if row.in_place else "out-of-place"
+        if row.wrong > 0:
+            problems.append(
+                f"{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
+                f"{', '.join(map(str, row.wrong_ranks))}"
+            )
+        if row.ranks_reporting != world_size:
+            problems.append(
+                f"{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{world_size} ranks reported"
+            )
+    return problems
+
+
+def render_tables(outcome: RunOutcome) -> list[str]:
+    cfg = outcome.config
+    header = SweepHeader(
+        min_bytes=cfg.bench.min_bytes,
+        max_bytes=cfg.bench.max_bytes,
+        step_factor=cfg.bench.step_factor,
+        warmup_iters=cfg.bench.warmup_iters,
+        iters=cfg.bench.iters,
+        check=cfg.bench.check,
+        backend=cfg.backend,
+    )
+    places = [
+        RankPlace(rank=s["rank"], host=s["host"], pid=int(s["pid"]), device=s["device"])
+        for _, s in sorted(outcome.statuses.items())
+    ]
+    lines: list[str] = []
+    for op in dict.fromkeys(cfg.bench.ops):
+        op_rows = [r for r in outcome.rows if r.op == op]
+        if op_rows:
+            lines += render_op_table(op, op_rows, header, places)
+            lines.append("")
+    return lines
+
+
+def finalize(run: RunDir) -> RunOutcome:
+    """Assess the run and write table.txt and summary.json into it."""
+    outcome = assess(run)
+    lines = render_tables(outcome)
+    run.table_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_json_atomic(
+        run.summary_file,
+        {
+            "run_id": run.run_id,
+            "passed": outcome.passed,
+            "problems": outcome.problems,
+            "rows": [asdict(r) for r in outcome.rows],
+        },
+    )
+    return outcome

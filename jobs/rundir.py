@@ -1,0 +1,139 @@
+"""The run directory: the one place a run's config, logs, results and tables live.
+
+Its layout is a contract that `collbench report`, `status`, `wait` and later tools read:
+
+    <output_dir>/<run_id>/
+      run.json                 what ran: run id, launcher, job id, world size, created
+      config.yaml              the fully resolved config
+      logs/rank-00000.log      one loguru log per rank (every line tagged rank/local/host)
+      results/rank-00000.jsonl one JSON line per (op, size, placement) measured by that rank
+      status/rank-00000.json   that rank's state: running, ok or failed (with the error)
+      submitit/                submitit's pickles and each task's stdout/stderr
+      table.txt                the rendered nccl-tests tables (written when the run ends)
+      summary.json             every aggregated row and the verdict (written when the run ends)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LAYOUT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunDir:
+    path: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def meta_file(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.path / "results"
+
+    @property
+    def status_dir(self) -> Path:
+        return self.path / "status"
+
+    @property
+    def submitit_dir(self) -> Path:
+        return self.path / "submitit"
+
+    @property
+    def table_file(self) -> Path:
+        return self.path / "table.txt"
+
+    @property
+    def summary_file(self) -> Path:
+        return self.path / "summary.json"
+
+    def rank_log(self, rank: int) -> Path:
+        return self.logs_dir / f"rank-{rank:05d}.log"
+
+    def rank_results(self, rank: int) -> Path:
+        return self.results_dir / f"rank-{rank:05d}.jsonl"
+
+    def rank_status(self, rank: int) -> Path:
+        return self.status_dir / f"rank-{rank:05d}.json"
+
+    def nccl_debug_file(self) -> str:
+        """NCCL_DEBUG_FILE pattern: NCCL expands %h (host) and %p (pid) per process."""
+        return str(self.logs_dir / "nccl-%h-%p.log")
+
+    @classmethod
+    def create(cls, output_dir: str | Path, launcher: str) -> RunDir:
+        """A new, empty run directory whose name no other run shares."""
+        parent = Path(output_dir).expanduser().resolve()
+        parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        while True:
+            path = parent / f"{stamp}-{launcher}-{secrets.token_hex(3)}"
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                continue
+        run = cls(path)
+        for folder in (run.logs_dir, run.results_dir, run.status_dir, run.submitit_dir):
+            folder.mkdir()
+        return run
+
+    def read_meta(self) -> dict[str, Any]:
+        return read_json(self.meta_file)
+
+    def update_meta(self, **fields: Any) -> None:
+        meta = read_json(self.meta_file) if self.meta_file.exists() else {"layout_version": LAYOUT_VERSION}
+        meta.update(fields)
+        write_json_atomic(self.meta_file, meta)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON so that a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def find_run(ref: str, output_dir: str | Path = "runs") -> RunDir:
+    """A run by directory path, by run id under `output_dir`, or by Slurm job id recorded in run.json."""
+    as_path = Path(ref).expanduser()
+    if (as_path / "run.json").is_file():
+        return RunDir(as_path.resolve())
+    parent = Path(output_dir).expanduser()
+    if (parent / ref / "run.json").is_file():
+        return RunDir((parent / ref).resolve())
+    if parent.is_dir():
+        for meta in sorted(parent.glob("*/run.json"), reverse=True):
+            try:
+                if str(read_json(meta).get("job_id")) == ref:
+                    return RunDir(meta.parent.resolve())
+            except (OSError, ValueError):
+                continue
+    raise FileNotFoundError(f"no run {ref!r}: not a run directory, nor a run id or job id under {str(parent)!r}")

@@ -1,0 +1,1 @@
+"""Slurm knowledge: hostlists, the job environment, and building and submitting jobs. No torch."""
