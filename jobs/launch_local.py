@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,9 +40,29 @@ def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submi
         timeout_min=cfg.timeouts.job_min,
     )
     rendezvous = LocalRendezvous(master_addr="127.0.0.1", master_port=cfg.rendezvous.master_port or free_port())
-    job = executor.submit(RankJob(config=config_plain, run_dir=str(run.path), local_rendezvous=rendezvous))
+    # submitit's controller inherits our stdout/stderr; on cancel it dies of KeyboardInterrupt with a
+    # traceback that belongs in the run directory, not on the user's terminal.
+    with _stdio_redirected_to(run.submitit_dir / "controller.log"):
+        job = executor.submit(RankJob(config=config_plain, run_dir=str(run.path), local_rendezvous=rendezvous))
     run.update_meta(job_id=str(job.job_id), master_addr=rendezvous.master_addr, master_port=rendezvous.master_port)
     return job
+
+
+@contextlib.contextmanager
+def _stdio_redirected_to(path: Path) -> Iterator[None]:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with path.open("ab") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
 
 
 def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO = sys.stderr) -> None:

@@ -46,10 +46,9 @@ class RankJob:
         status = RankStatus(run, placement, cfg.device)
         status.write("running")
         try:
-            rows = _run_rank(cfg, run, placement)
+            rows = _run_rank(cfg, run, placement, status)
         except BaseException as error:
-            logger.opt(exception=error).error(f"rank {placement.rank} failed: {type(error).__name__}: {error}")
-            status.write("failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc())
+            status.fail(error)
             raise
         status.write("ok", rows=rows)
         logger.info(f"rank {placement.rank} finished: {rows} results")
@@ -79,11 +78,28 @@ class RankStatus:
             "started": time.time(),
         }
 
+        self.failed = False
+
     def write(self, state: str, **fields: Any) -> None:
         write_json_atomic(self.path, {**self.base, "state": state, "updated": time.time(), **fields})
 
+    def fail(self, error: BaseException) -> None:
+        """Record the first error this rank met, with the moment it met it."""
+        if self.failed:
+            return
+        failed_at = time.time()
+        self.failed = True
+        if isinstance(error, KeyboardInterrupt):
+            logger.warning("stopped by SIGINT: the run is being ended")
+            self.write("stopped", stopped_at=failed_at, error="stopped by SIGINT while still running")
+            return
+        logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
+        self.write(
+            "failed", failed_at=failed_at, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
+        )
 
-def _run_rank(cfg: Config, run: RunDir, placement: Placement) -> int:
+
+def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus) -> int:
     import torch
     import torch.distributed as dist
 
@@ -116,6 +132,10 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement) -> int:
             writer = _ResultWriter(results)
             run_sweep(cfg.bench, ctx, writer.write, corrupt_output=cfg.faults.corrupt_rank == placement.rank)
         return writer.rows
+    except BaseException as error:
+        # Before teardown: peers only see the broken connection after this rank has said it failed first.
+        status.fail(error)
+        raise
     finally:
         dist.destroy_process_group()
 

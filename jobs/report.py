@@ -58,7 +58,9 @@ def assess(run: RunDir) -> RunOutcome:
 
 
 def _rank_problems(world_size: int, statuses: dict[int, dict[str, Any]]) -> list[str]:
-    failed = sorted((s for s in statuses.values() if s["state"] == "failed"), key=lambda s: s["updated"])
+    failed = sorted(
+        (s for s in statuses.values() if s["state"] == "failed"), key=lambda s: s.get("failed_at", s["updated"])
+    )
     problems = []
     if failed:
         first = failed[0]
@@ -69,8 +71,11 @@ def _rank_problems(world_size: int, statuses: dict[int, dict[str, Any]]) -> list
         status = statuses.get(rank)
         if status is None:
             problems.append(f"rank {rank} never started (no status file)")
-        elif status["state"] == "running":
-            problems.append(f"rank {rank} on {status['host']} did not finish (still running, or killed)")
+        elif status["state"] in ("running", "stopped"):
+            problems.append(
+                f"rank {rank} on {status['host']} did not finish: never failed itself, so it hung, ran slow, "
+                "or was killed"
+            )
     return problems
 
 

@@ -1,0 +1,111 @@
+"""Expected values, and the check's power to catch a wrong, missing or misplaced element."""
+
+import pytest
+import torch
+
+from collectives import patterns
+from collectives.dtypes import DTYPES
+
+CPU = torch.device("cpu")
+ALL_DTYPES = [patterns.dtype_of(name) for name in DTYPES]
+
+
+def rank_input(rank: int, start: int, count: int, dtype: torch.dtype, reduce_op: str = "sum") -> torch.Tensor:
+    buffer = torch.empty(count, dtype=dtype)
+    patterns.fill_input(buffer, rank, start, reduce_op)
+    return buffer
+
+
+def test_inputs_differ_between_ranks_at_every_index() -> None:
+    a = patterns.input_values(0, 0, 10_000, "sum", CPU)
+    b = patterns.input_values(1, 0, 10_000, "sum", CPU)
+    assert bool((a != b).all())
+
+
+def test_inputs_are_not_constant_along_the_buffer() -> None:
+    values = patterns.input_values(3, 0, 4096, "sum", CPU)
+    assert len(values.unique()) > 10
+    # and two chunks of one rank's buffer differ, so a shifted chunk is caught
+    assert not torch.equal(values[:1024], values[1024:2048])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("reduce_op", ["sum", "prod", "min", "max", "avg"])
+def test_reduced_matches_an_independent_reduction(n: int, reduce_op: str) -> None:
+    inputs = torch.stack([rank_input(r, 100, 512, torch.float64, reduce_op) for r in range(n)])
+    manual = {
+        "sum": inputs.sum(0),
+        "prod": inputs.prod(0),
+        "min": inputs.min(0).values,
+        "max": inputs.max(0).values,
+        "avg": inputs.mean(0),
+    }[reduce_op]
+    expected = patterns.reduced(n, 100, 512, reduce_op, torch.float64, CPU)
+    assert torch.allclose(expected.values, manual)
+    assert patterns.count_wrong(manual, expected) == 0
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_gathered_is_the_concatenation_of_rank_inputs(n: int) -> None:
+    expected = patterns.gathered(n, 64, torch.float32, CPU)
+    concat = torch.cat([rank_input(r, 0, 64, torch.float32) for r in range(n)])
+    assert patterns.count_wrong(concat, expected) == 0
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_swapped_gather_chunks_are_caught(n: int) -> None:
+    chunks = [rank_input(r, 0, 64, torch.float32) for r in range(n)]
+    chunks[0], chunks[1] = chunks[1], chunks[0]
+    wrong = patterns.count_wrong(torch.cat(chunks), patterns.gathered(n, 64, torch.float32, CPU))
+    assert wrong == 2 * 64
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_a_missing_chunk_is_caught(n: int) -> None:
+    chunks = [rank_input(r, 0, 64, torch.float32) for r in range(n)]
+    chunks[-1] = torch.zeros(64)
+    wrong = patterns.count_wrong(torch.cat(chunks), patterns.gathered(n, 64, torch.float32, CPU))
+    assert wrong > 0.8 * 64  # an input element may be 0 by chance
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_the_wrong_scatter_chunk_is_caught(n: int) -> None:
+    count = 256
+    right = patterns.reduced(n, 1 * count, count, "sum", torch.float32, CPU)
+    neighbour = patterns.reduced(n, 0, count, "sum", torch.float32, CPU)
+    assert patterns.count_wrong(neighbour.values.to(torch.float32), right) > count * 0.8
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_one_corrupted_element_counts_exactly_once(dtype: torch.dtype) -> None:
+    expected = patterns.reduced(3, 0, 1000, "sum", dtype, CPU)
+    result = expected.values.to(dtype).clone()
+    assert patterns.count_wrong(result, expected) == 0
+    patterns.corrupt_one_element(result)
+    assert patterns.count_wrong(result, expected) == 1
+
+
+def test_integer_sums_wrap_like_the_dtype() -> None:
+    n = 64
+    inputs = [rank_input(r, 0, 2048, torch.int8) for r in range(n)]
+    total = inputs[0].clone()
+    for other in inputs[1:]:
+        total += other  # int8 arithmetic wraps, as the backends do
+    assert patterns.count_wrong(total, patterns.reduced(n, 0, 2048, "sum", torch.int8, CPU)) == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_sums_in_another_order_stay_within_tolerance(dtype: torch.dtype) -> None:
+    n = 16
+    inputs = [rank_input(r, 0, 4096, dtype) for r in range(n)]
+    backwards = inputs[-1].clone()
+    for other in reversed(inputs[:-1]):
+        backwards += other
+    assert patterns.count_wrong(backwards, patterns.reduced(n, 0, 4096, "sum", dtype, CPU)) == 0
+
+
+def test_nan_is_wrong() -> None:
+    expected = patterns.reduced(2, 0, 8, "sum", torch.float32, CPU)
+    result = expected.values.to(torch.float32)
+    result[3] = float("nan")
+    assert patterns.count_wrong(result, expected) == 1

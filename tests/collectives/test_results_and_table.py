@@ -1,0 +1,74 @@
+from pathlib import Path
+
+import pytest
+
+from collectives.results import RankResult, read_rank_results, summarize
+from collectives.table import SweepHeader, format_time_us, render_op_table
+
+
+def record(rank: int, time_us: float, in_place: bool = False, wrong: int = 0, size: int = 4096) -> RankResult:
+    return RankResult(
+        op="all_gather",
+        size=size,
+        count=size // 4 // 2,
+        dtype="float32",
+        redop="none",
+        root=-1,
+        in_place=in_place,
+        rank=rank,
+        local_rank=rank,
+        host=f"n{rank}",
+        nranks=2,
+        iters=20,
+        time_us=time_us,
+        algbw=0.0,
+        busbw=0.0,
+        wrong=wrong,
+    )
+
+
+def test_time_is_the_mean_over_ranks_and_bandwidth_follows_from_it() -> None:
+    (row,) = summarize([record(0, 10.0), record(1, 30.0)])
+    assert row.time_us == pytest.approx(20.0)
+    assert row.algbw == pytest.approx(4096 / 1e9 / 20e-6)
+    assert row.busbw == pytest.approx(row.algbw / 2)
+    assert (row.slowest_rank, row.slowest_host, row.fastest_rank) == (1, "n1", 0)
+
+
+def test_wrong_elements_are_summed_and_attributed() -> None:
+    (row,) = summarize([record(0, 10.0, wrong=0), record(1, 10.0, wrong=3)])
+    assert row.wrong == 3
+    assert row.wrong_ranks == [1]
+
+
+def test_unchecked_rows_report_minus_one() -> None:
+    (row,) = summarize([record(0, 10.0, wrong=-1), record(1, 10.0, wrong=-1)])
+    assert row.wrong == -1
+
+
+def test_a_torn_last_line_from_a_killed_rank_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "rank-00000.jsonl"
+    path.write_text(record(0, 1.0).to_json() + "\n" + record(0, 2.0, size=8192).to_json()[:40])
+    assert [r.size for r in read_rank_results([path])] == [4096]
+
+
+@pytest.mark.parametrize(("time_us", "text"), [(12.345, "  12.35"), (123.45, "  123.5"), (12345.6, "  12346")])
+def test_time_column_uses_nccl_tests_precision(time_us: float, text: str) -> None:
+    assert format_time_us(time_us) == text
+
+
+GOLDEN = Path(__file__).parent / "golden"
+HEADER = SweepHeader(min_bytes=8, max_bytes=4096, step_factor=2, warmup_iters=5, iters=20, check=True, backend="gloo")
+
+
+def test_table_lines_line_up_with_nccl_tests() -> None:
+    """The golden file's column lines are copied from nccl-tests' Reporter format strings."""
+    rows = summarize([record(r, 100.0 + r, in_place=p) for r in range(2) for p in (False, True)])
+    lines = render_op_table("all_gather", rows, HEADER)
+    assert "\n".join(lines) + "\n" == (GOLDEN / "all_gather_table.txt").read_text()
+
+
+def test_missing_placement_is_shown_as_na() -> None:
+    rows = summarize([record(r, 100.0, in_place=True) for r in range(2)])
+    data = render_op_table("all_gather", rows, HEADER)[6]
+    assert data.split()[5:9] == ["N/A", "N/A", "N/A", "N/A"]

@@ -1,0 +1,113 @@
+"""`collbench run` end to end: real rank processes over gloo, launched through submitit."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import collbench, read_jsonl
+
+pytestmark = pytest.mark.integration
+
+FAST = ["bench.min_bytes=64", "bench.max_bytes=64K", "bench.step_factor=4", "bench.warmup_iters=1", "bench.iters=3"]
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+[+-]\d{4} \| \w+ +\| rank=(\d+) local=(\d+) host=(\S+) \| ")
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter"])
+def test_every_op_is_correct_on_every_rank(op: str, ranks: int, workdir: Path) -> None:
+    result = collbench("run", f"ranks={ranks}", f"bench.ops=[{op}]", "output_dir=runs", *FAST, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    run = result.run_dir()
+    assert f"# collbench {op}: {ranks} ranks" in result.stdout
+    assert "# Out of bounds values : 0 OK" in result.stdout
+
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["passed"] is True
+    sizes = {row["size"] for row in summary["rows"]}
+    assert len(sizes) >= 3
+    for row in summary["rows"]:
+        assert row["wrong"] == 0
+        assert row["ranks_reporting"] == ranks
+        assert row["busbw"] > 0
+
+    for rank in range(ranks):
+        records = read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl")
+        assert records and all(r["rank"] == rank and r["op"] == op and r["wrong"] == 0 for r in records)
+        log_lines = (run / "logs" / f"rank-{rank:05d}.log").read_text().splitlines()
+        assert log_lines
+        for line in log_lines:
+            match = LOG_LINE.match(line)
+            if match:  # traceback continuation lines carry no prefix
+                assert int(match.group(1)) == rank
+    assert len(list((run / "logs").glob("rank-*.log"))) == ranks
+    assert (run / "table.txt").read_text() in result.stdout
+
+
+def test_in_place_and_out_of_place_are_both_reported(workdir: Path) -> None:
+    result = collbench("run", "bench.ops=[all_gather,all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    rows = json.loads((result.run_dir() / "summary.json").read_text())["rows"]
+    placements = {(r["op"], r["in_place"]) for r in rows}
+    assert placements == {("all_gather", False), ("all_gather", True), ("all_reduce", True)}
+    assert "Note: torch.distributed.all_reduce works in place only" in result.stdout
+
+
+def test_a_corrupted_rank_is_counted_and_fails_the_run(workdir: Path) -> None:
+    result = collbench(
+        "run", "bench.ops=[reduce_scatter]", "faults.corrupt_rank=1", "output_dir=runs", *FAST, cwd=workdir
+    )
+    assert result.returncode == 1
+    assert "# Out of bounds values : 0 OK" not in result.stdout
+    assert re.search(r"# Out of bounds values : [1-9]\d* FAILED", result.stdout)
+    assert "#wrong 1 on rank(s) 1" in result.stderr
+    rows = json.loads((result.run_dir() / "summary.json").read_text())["rows"]
+    assert all(r["wrong"] == 1 and r["wrong_ranks"] == [1] for r in rows)
+
+
+def test_a_rank_that_raises_ends_the_run_and_is_named(workdir: Path) -> None:
+    started = time.monotonic()
+    result = collbench(
+        "run", "ranks=3", "faults.fail_rank=2", "timeouts.collective_s=20", "output_dir=runs", *FAST, cwd=workdir
+    )
+    assert result.returncode == 1
+    assert time.monotonic() - started < 60
+    assert "FAILED: rank 2 on " in result.stderr
+    assert "failed first: InjectedFault: injected failure on rank 2" in result.stderr
+
+
+def test_a_hung_rank_is_ended_by_the_timeout_and_named(workdir: Path) -> None:
+    started = time.monotonic()
+    result = collbench(
+        "run",
+        "faults.hang_rank=1",
+        "timeouts.collective_s=4",
+        "bench.ops=[all_reduce]",
+        "output_dir=runs",
+        *FAST,
+        cwd=workdir,
+    )
+    assert result.returncode == 1
+    assert time.monotonic() - started < 60
+    assert "rank 0 on" in result.stderr and "Timed out" in result.stderr
+    assert re.search(r"rank 1 on \S+ did not finish", result.stderr)
+
+
+def test_runs_never_share_a_directory(workdir: Path) -> None:
+    first = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
+    second = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
+    assert first.returncode == second.returncode == 0
+    assert first.run_dir() != second.run_dir()
+
+
+def test_report_rerenders_the_table_from_the_run_directory_alone(workdir: Path) -> None:
+    result = collbench("run", "bench.ops=[all_gather]", "output_dir=runs", *FAST, cwd=workdir)
+    run = result.run_dir()
+    (run / "table.txt").unlink()
+    report = collbench("report", str(run), cwd=workdir)
+    assert report.returncode == 0
+    assert report.stdout == result.stdout
