@@ -1,30 +1,32 @@
-"""The `collbench` command."""
+"""The `collbench` command: run, submit, status, wait, cancel, report."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from jobs.config import Config, ConfigError, load_config, to_yaml
-from jobs.report import RunOutcome, finalize
+from jobs.report import RunOutcome, finalize, read_statuses
 from jobs.rundir import RunDir, find_run
 from jobs.schema import to_plain
+from slurm.submission import SlurmUnavailable, SubmissionFailed
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except ConfigError as error:
+    except (ConfigError, FileNotFoundError) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except FileNotFoundError as error:
+    except (SlurmUnavailable, SubmissionFailed) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_UNAVAILABLE
     except KeyboardInterrupt:
         print("collbench: interrupted", file=sys.stderr)
         return 130
@@ -34,29 +36,40 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="collbench",
         description="Collective-communication benchmarks (nccl-tests style) over torch.distributed, "
-        "locally or as Slurm jobs.",
+        "locally or as Slurm jobs. Exit status: 0 passed, 1 failed or #wrong > 0, 2 bad input, "
+        "3 Slurm unavailable.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run the sweep now and print its tables")
-    _add_config_args(run)
-    run.add_argument("--dry-run", action="store_true", help="print the resolved config; launch nothing")
+    run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
+    _add_config_args(run, "print the resolved config; launch nothing")
     run.set_defaults(handler=_cmd_run)
 
-    report = commands.add_parser("report", help="print a finished run's tables from its directory")
-    report.add_argument("run", metavar="RUN", help="run directory, run id, or Slurm job id")
-    report.add_argument("--output-dir", default="runs", help="where to look up run and job ids (default: runs)")
-    report.set_defaults(handler=_cmd_report)
+    submit = commands.add_parser("submit", help="submit the sweep as a Slurm job and return at once")
+    _add_config_args(submit, "print the exact sbatch script; submit nothing")
+    submit.set_defaults(handler=_cmd_submit)
+
+    for name, handler, text in (
+        ("status", _cmd_status, "show a run's job state and every rank's progress"),
+        ("wait", _cmd_wait, "wait for a run to end, render its tables, exit with its outcome"),
+        ("cancel", _cmd_cancel, "cancel a run's Slurm job"),
+        ("report", _cmd_report, "print a run's tables from its directory"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("run", metavar="JOB_OR_RUN", help="Slurm job id, run id, or run directory")
+        command.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+        if name == "wait":
+            command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
+        command.set_defaults(handler=handler)
     return parser
 
 
-def _add_config_args(command: argparse.ArgumentParser) -> None:
+def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> None:
     command.add_argument(
         "--config", metavar="NAME_OR_PATH", default=None, help="a name from cluster_configs/ or a YAML path"
     )
-    command.add_argument(
-        "overrides", nargs="*", metavar="KEY=VALUE", help="overrides, e.g. ranks=4 bench.max_bytes=64M"
-    )
+    command.add_argument("--dry-run", action="store_true", help=dry_run_help)
+    command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -64,8 +77,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(to_yaml(cfg), end="")
         return EXIT_OK
-    if cfg.launcher != "local":
-        raise ConfigError(f"launcher: {cfg.launcher!r} is not run here; use collbench submit for Slurm")
+    if cfg.launcher == "slurm":
+        run = _submit(cfg)
+        return _wait_and_report(run, timeout_s=None)
     from jobs.launch_local import start_local, watch_local
 
     run = _new_run(cfg)
@@ -75,6 +89,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _print_outcome(finalize(run), run)
 
 
+def _cmd_submit(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.overrides)
+    if cfg.launcher != "slurm":
+        raise ConfigError(
+            f"launcher: {cfg.launcher!r} cannot be submitted; use collbench run, or a Slurm config "
+            "(--config slurm) or launcher=slurm"
+        )
+    from jobs.launch_slurm import dry_run_script
+
+    if args.dry_run:
+        print(dry_run_script(cfg), end="")
+        return EXIT_OK
+    _submit(cfg)
+    return EXIT_OK
+
+
+def _submit(cfg: Config) -> RunDir:
+    from jobs.launch_slurm import submit_run
+    from slurm.submission import check_available
+
+    check_available()
+    run = _new_run(cfg)
+    try:
+        job_id = submit_run(cfg, to_plain(cfg), run)
+    except BaseException:
+        shutil.rmtree(run.path, ignore_errors=True)
+        raise
+    print(f"job {job_id}")
+    print(f"run directory {run.path}", flush=True)
+    return run
+
+
 def _new_run(cfg: Config) -> RunDir:
     run = RunDir.create(cfg.output_dir, cfg.launcher)
     run.config_file.write_text(to_yaml(cfg), encoding="utf-8")
@@ -82,8 +128,71 @@ def _new_run(cfg: Config) -> RunDir:
     return run
 
 
+def _find(args: argparse.Namespace) -> RunDir:
+    return find_run(args.run, args.output_dir)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    run = _find(args)
+    meta = run.read_meta()
+    line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {meta.get('world_size')}"
+    if meta.get("launcher") == "slurm":
+        from jobs.launch_slurm import current_state
+
+        state = current_state(run)
+        line += f"  job {state.job_id}  {state.slurm_state} ({state.info.phase})"
+    print(line)
+    print(f"{'rank':>6}  {'host':<12} {'state':<8} {'results':>7}  last measured")
+    for rank, status in sorted(read_statuses(run).items()):
+        count, last = _progress(run.rank_results(rank))
+        print(f"{rank:>6}  {status['host']:<12} {status['state']:<8} {count:>7}  {last}")
+    return EXIT_OK
+
+
+def _progress(results: Path) -> tuple[int, str]:
+    if not results.exists():
+        return 0, "-"
+    lines = [line for line in results.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+    if not lines:
+        return 0, "-"
+    from collectives.results import RankResult
+
+    last = RankResult.from_json(lines[-1])
+    return len(lines), f"{last.op} {last.size} B {'in-place' if last.in_place else 'out-of-place'}"
+
+
+def _cmd_wait(args: argparse.Namespace) -> int:
+    return _wait_and_report(_find(args), args.timeout)
+
+
+def _wait_and_report(run: RunDir, timeout_s: float | None) -> int:
+    if run.read_meta().get("launcher") != "slurm":
+        return _print_outcome(finalize(run), run)
+    from jobs.launch_slurm import wait_for_job
+
+    state = wait_for_job(run, timeout_s)
+    if not state.info.final:
+        print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
+        return EXIT_FAILED
+    code = _print_outcome(finalize(run), run)
+    print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
+    return code if state.info.phase == "completed" else EXIT_FAILED
+
+
+def _cmd_cancel(args: argparse.Namespace) -> int:
+    from slurm.submission import cancel
+
+    run = _find(args)
+    job_id = str(run.read_meta().get("job_id", ""))
+    if run.read_meta().get("launcher") != "slurm" or not job_id:
+        raise ConfigError(f"run {run.run_id} is not a Slurm job; nothing to cancel")
+    cancel(job_id)
+    print(f"cancelled job {job_id}")
+    return EXIT_OK
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    run = find_run(args.run, args.output_dir)
+    run = _find(args)
     return _print_outcome(finalize(run), run)
 
 

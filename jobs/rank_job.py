@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import socket
 import time
 import traceback
 from dataclasses import dataclass
@@ -34,13 +35,17 @@ class RankJob:
     def __call__(self) -> dict[str, Any]:
         cfg = config_from_plain(self.config)
         run = RunDir(Path(self.run_dir))
-        placement = detect_placement(
-            os.environ,
-            self.local_rendezvous,
-            cfg.rendezvous.master_addr,
-            cfg.rendezvous.master_port,
-            expected_world_size=cfg.world_size,
-        )
+        try:
+            placement = detect_placement(
+                os.environ,
+                self.local_rendezvous,
+                cfg.rendezvous.master_addr,
+                cfg.rendezvous.master_port,
+                expected_world_size=cfg.world_size,
+            )
+        except Exception as error:
+            _record_early_failure(run, error)
+            raise
         os.environ.update(rank_environment(cfg, run, placement))
         setup_rank_logging(run.rank_log(placement.rank), placement.rank, placement.local_rank, placement.host)
         status = RankStatus(run, placement, cfg.device)
@@ -53,6 +58,28 @@ class RankJob:
         status.write("ok", rows=rows)
         logger.info(f"rank {placement.rank} finished: {rows} results")
         return {"rank": placement.rank, "host": placement.host, "rows": rows}
+
+
+def _record_early_failure(run: RunDir, error: Exception) -> None:
+    """A rank that cannot even place itself still leaves a status naming its task and host."""
+    rank = int(os.environ.get("SLURM_PROCID", os.environ.get("SUBMITIT_LOCAL_GLOBALID", "-1")))
+    if rank < 0:
+        return
+    now = time.time()
+    write_json_atomic(
+        run.rank_status(rank),
+        {
+            "rank": rank,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "device": "?",
+            "state": "failed",
+            "started": now,
+            "updated": now,
+            "failed_at": now,
+            "error": f"{type(error).__name__}: {error}",
+        },
+    )
 
 
 def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str, str]:
@@ -75,6 +102,8 @@ class RankStatus:
             "pid": os.getpid(),
             "device": device if device == "cpu" else f"cuda:{placement.local_rank}",
             "job_id": placement.job_id,
+            "master_addr": placement.master_addr,
+            "master_port": placement.master_port,
             "started": time.time(),
         }
 

@@ -50,7 +50,7 @@ class SlurmSettings:
         """One line per value that is not usable in an sbatch script."""
         found = []
         for name in ("partition", "account", "qos", "mem", "constraint", "exclude", "nodelist", "job_name"):
-            found += _single_line(f"slurm.{name}", getattr(self, name))
+            found += _sbatch_value(f"slurm.{name}", getattr(self, name))
         for i, line in enumerate(self.setup):
             found += _single_line(f"slurm.setup[{i}]", line)
         for i, arg in enumerate(self.srun_args):
@@ -60,7 +60,7 @@ class SlurmSettings:
                 found.append(
                     f"slurm.sbatch_extra: {key!r} is not an sbatch option name; allowed: letters, digits, '-' and '_'"
                 )
-            found += _single_line(f"slurm.sbatch_extra.{key}", value)
+            found += _sbatch_value(f"slurm.sbatch_extra.{key}", value)
         for name in ("tasks_per_node", "cpus_per_task"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -71,6 +71,13 @@ class SlurmSettings:
 
 
 _OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def _sbatch_value(key: str, value: str) -> list[str]:
+    """An #SBATCH value: one word, so it can carry neither a second option nor a second line."""
+    if any(char.isspace() for char in value):
+        return [f"{key}: {value!r} contains whitespace; allowed: a single word such as gpu or n[1-4]"]
+    return []
 
 
 def _single_line(key: str, value: str) -> list[str]:

@@ -27,11 +27,12 @@ class CommandResult:
         raise AssertionError(f"no run directory in output:\n{self.stdout}\n{self.stderr}")
 
 
-def collbench(*args: str, cwd: Path, timeout: float = 300) -> CommandResult:
+def collbench(*args: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None) -> CommandResult:
     """Run `collbench ARGS` as a user would, in a fresh interpreter."""
     proc = subprocess.run(
         [sys.executable, "-m", "jobs.cli", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -47,3 +48,56 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+CLUSTER_DIR = REPO / "tests" / "cluster"
+CLUSTER_LAB = Path("/tmp/collbench-slurm")
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    slurm_conf: Path
+    nodes: tuple[str, ...]
+
+    def env(self) -> dict[str, str]:
+        import os
+
+        return {**os.environ, "SLURM_CONF": str(self.slurm_conf)}
+
+
+def _cannot_run_cluster() -> str | None:
+    import os
+    import shutil
+
+    if os.geteuid() != 0:
+        return "the test Slurm cluster needs root (network namespaces, apt, slurmd)"
+    for tool in ("ip", "nsenter", "unshare", "apt-get"):
+        if shutil.which(tool) is None:
+            return f"the test Slurm cluster needs {tool}, which is not installed"
+    if not Path("/proc/self/ns/net").exists():
+        return "this kernel has no network namespaces"
+    return None
+
+
+def _cluster_is_up() -> bool:
+    pid_file = CLUSTER_LAB / "run" / "slurmctld.pid"
+    if not pid_file.exists():
+        return False
+    return Path(f"/proc/{pid_file.read_text().strip()}").exists()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Any:
+    """The project's real multi-node Slurm cluster; started here and stopped after, unless it was already up."""
+    import os
+
+    reason = _cannot_run_cluster()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"Slurm tests must run in CI, but: {reason}")
+        pytest.skip(reason)
+    was_up = _cluster_is_up()
+    subprocess.run([str(CLUSTER_DIR / "up.sh")], check=True, env={**os.environ, "LAB": str(CLUSTER_LAB)})
+    yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"))
+    if not was_up:
+        subprocess.run([str(CLUSTER_DIR / "down.sh")], check=False, env={**os.environ, "LAB": str(CLUSTER_LAB)})

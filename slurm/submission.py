@@ -1,0 +1,134 @@
+"""Building a Slurm request from the config, apart from submitting it, so a dry run can print
+the exact sbatch script; then submitting, querying and cancelling through Slurm's own commands."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slurm.settings import SlurmSettings
+
+QUERY_TIMEOUT_S = 20.0
+
+
+class SlurmUnavailable(RuntimeError):
+    """Slurm's commands are missing here, or its controller does not answer."""
+
+
+class SubmissionFailed(RuntimeError):
+    """sbatch refused the job."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmRequest:
+    """Everything needed to submit: submitit's SlurmExecutor parameters, its folder and python."""
+
+    parameters: dict[str, Any]
+    folder: Path
+    python: str
+
+    @property
+    def command(self) -> str:
+        # What submitit's SlurmExecutor runs on every task (its _submitit_command_str).
+        return " ".join([self.python, "-u -m submitit.core._submit", shlex.quote(str(self.folder))])
+
+    def script(self) -> str:
+        """The sbatch script, exactly as submitit will write it for this request."""
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        return str(_make_sbatch_string(command=self.command, folder=self.folder, **self.parameters))
+
+
+def build_request(
+    settings: SlurmSettings, nodes: int, time_min: float, folder: Path, python: str | None = None
+) -> SlurmRequest:
+    """submitit parameters from the config's slurm section; empty settings are left to Slurm."""
+    params: dict[str, Any] = {
+        "job_name": settings.job_name,
+        "nodes": nodes,
+        "ntasks_per_node": settings.resolved_tasks_per_node(),
+        "time": max(1, math.ceil(time_min)),
+        "srun_args": (["--kill-on-bad-exit=1"] if settings.kill_on_bad_exit else []) + list(settings.srun_args),
+    }
+    optional = {
+        "partition": settings.partition,
+        "account": settings.account,
+        "qos": settings.qos,
+        "mem": settings.mem,
+        "constraint": settings.constraint,
+        "exclude": settings.exclude,
+        "nodelist": settings.nodelist,
+        "cpus_per_task": settings.cpus_per_task,
+        "gpus_per_node": settings.gpus_per_node or None,
+        "exclusive": True if settings.exclusive else None,
+        "setup": list(settings.setup) or None,
+        "additional_parameters": dict(settings.sbatch_extra) or None,
+    }
+    params.update({key: value for key, value in optional.items() if value not in (None, "")})
+    return SlurmRequest(parameters=params, folder=folder.expanduser().absolute(), python=python or sys.executable)
+
+
+def check_available() -> None:
+    """Raise SlurmUnavailable unless sbatch exists and the controller answers, within seconds."""
+    missing = [cmd for cmd in ("sbatch", "squeue", "scancel") if shutil.which(cmd) is None]
+    if missing:
+        raise SlurmUnavailable(f"Slurm is not installed here: {', '.join(missing)} not found on PATH")
+    result = _run(["scontrol", "ping"])
+    if result.returncode != 0 or "DOWN" in result.stdout:
+        detail = (result.stderr or result.stdout).strip().splitlines() or ["scontrol ping failed"]
+        raise SlurmUnavailable(f"Slurm's controller is not reachable: {detail[0]}")
+
+
+def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
+    """Submit `job` to run on every task; returns the Slurm job id."""
+    import submitit
+    from submitit.core.utils import FailedJobError
+
+    executor = submitit.SlurmExecutor(folder=request.folder, python=request.python)
+    executor.update_parameters(**request.parameters)
+    try:
+        submitted = executor.submit(job)
+    except (FailedJobError, subprocess.CalledProcessError) as error:
+        raise SubmissionFailed(f"sbatch refused the job: {str(error).strip().splitlines()[-1]}") from None
+    return str(submitted.job_id)
+
+
+def job_state(job_id: str) -> str:
+    """The job's state word: from the controller (squeue) while it remembers the job, which is
+    current, then from accounting (sacct), which lags behind by a moment but keeps old jobs."""
+    queued = _run(["squeue", "-j", job_id, "-h", "-t", "all", "-o", "%T"])
+    words = queued.stdout.split()
+    if queued.returncode == 0 and words:
+        return words[0]
+    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "State"])
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    return lines[0].strip() if result.returncode == 0 and lines else "UNKNOWN"
+
+
+def job_nodes(job_id: str) -> str:
+    """The job's node list as sacct records it ('n[1-2]'), or '' before it starts."""
+    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "NodeList"])
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    return lines[0] if result.returncode == 0 and lines and lines[0] != "None assigned" else ""
+
+
+def cancel(job_id: str) -> None:
+    result = _run(["scancel", job_id])
+    if result.returncode != 0:
+        raise SlurmUnavailable(f"scancel {job_id} failed: {result.stderr.strip() or result.stdout.strip()}")
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        raise SlurmUnavailable(f"Slurm is not installed here: {argv[0]} not found on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise SlurmUnavailable(f"Slurm did not answer {argv[0]} within {QUERY_TIMEOUT_S:g} s") from None

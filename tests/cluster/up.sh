@@ -1,0 +1,205 @@
+#!/bin/bash
+# Stand up collbench's test Slurm cluster on this one machine (Debian 12, root):
+#   controller: munged, mariadbd + slurmdbd, slurmctld in the root network namespace, on bridge cbbr0 (10.78.0.1)
+#   nodes n1..nN: one slurmd each in its own network namespace (cbnodeI, eth0 = 10.78.0.1I), with its own
+#   hostname (UTS namespace) and its own /etc/hosts (bind-mounted in a private mount namespace).
+# Everything lives under $LAB; nothing under /etc is changed (apt aside). Idempotent: what is up stays up.
+#
+# usage: [LAB=/tmp/collbench-slurm] [NNODES=3] [INSTALL=1] tests/cluster/up.sh
+# then:  export SLURM_CONF=$LAB/etc/slurm.conf   (every client command needs it)
+# Adapted from the worked recipe in shared/slurm-lab (RECIPE.md): same layout, own names, ports and subnet.
+set -euo pipefail
+LAB=${LAB:-/tmp/collbench-slurm}
+NNODES=${NNODES:-3}
+INSTALL=${INSTALL:-1}
+BR=cbbr0
+NET=10.78.0
+CTLIP=$NET.1
+CTLD_PORT=6917 SLURMD_PORT=6918 DBD_PORT=6919 DB_PORT=3317
+export SLURM_CONF=$LAB/etc/slurm.conf
+MUNGESOCK=$LAB/munge/munge.socket.2
+T0=$(date +%s.%N)
+say() { awk -v t0="$T0" -v t1="$(date +%s.%N)" -v m="$*" 'BEGIN{printf "[cluster up %6.2fs] %s\n", t1-t0, m}'; }
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+waitfor() { # waitfor SECONDS CMD...
+  local n=$(( $1 * 10 )); shift
+  for _ in $(seq 1 "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "timed out waiting for: $*" >&2; return 1; }
+mkdir -p "$LAB"
+
+# ---- 1. Debian packages (Slurm 22.05, munge, slurmdbd + the MariaDB server core)
+PKGS="slurmctld slurmd slurm-client munge slurmdbd mariadb-server-core mariadb-client-core iproute2 util-linux"
+missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done | xargs)
+if [ -n "$missing" ]; then
+  [ "$INSTALL" = 1 ] || { echo "missing Debian packages: $missing" >&2; exit 1; }
+  say "apt-get install $missing"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q $missing > "$LAB/apt.log" 2>&1; then
+    apt-get update -q >> "$LAB/apt.log" 2>&1
+    apt-get install -y -q $missing >> "$LAB/apt.log" 2>&1 || { tail -20 "$LAB/apt.log" >&2; exit 1; }
+  fi
+fi
+say "packages ok ($(slurmd -V))"
+
+# ---- 2. directories, munge (one munged serves every node: a path socket crosses network namespaces)
+mkdir -p "$LAB"/{etc,state,spool,log,run,munge}
+chmod 755 "$LAB/munge"
+for i in $(seq 1 "$NNODES"); do mkdir -p "$LAB/spool/slurmd-n$i"; done
+[ -f "$LAB/munge/munge.key" ] || mungekey -c -k "$LAB/munge/munge.key" -b 1024
+chmod 600 "$LAB/munge/munge.key"
+alive "$LAB/munge/munged.pid" || munged --num-threads=10 -S "$MUNGESOCK" --key-file="$LAB/munge/munge.key" \
+  --log-file="$LAB/munge/munged.log" --pid-file="$LAB/munge/munged.pid" --seed-file="$LAB/munge/munged.seed"
+munge -S "$MUNGESOCK" -n | unmunge -S "$MUNGESOCK" >/dev/null
+say "munged up"
+
+# ---- 3. network: a bridge for the controller, one namespace + veth per node, no default route anywhere
+if ! ip link show "$BR" >/dev/null 2>&1; then
+  ip link add "$BR" type bridge
+  ip addr add "$CTLIP/24" dev "$BR"
+  ip link set "$BR" up
+fi
+for i in $(seq 1 "$NNODES"); do
+  ns=cbnode$i
+  [ -e "/run/netns/$ns" ] && continue
+  ip netns add "$ns"
+  ip link add "cbv$i" type veth peer name eth0 netns "$ns"
+  ip link set "cbv$i" master "$BR" up
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "$NET.1$i/24" dev eth0
+  ip -n "$ns" link set eth0 up
+done
+say "namespaces up"
+
+# ---- 4. configuration
+CTLHOST=$(hostname -s)
+{
+cat <<CONF
+ClusterName=collbench
+SlurmctldHost=${CTLHOST}(${CTLIP})
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$MUNGESOCK
+CredType=cred/munge
+StateSaveLocation=$LAB/state
+SlurmdSpoolDir=$LAB/spool/slurmd-%n
+SlurmctldPidFile=$LAB/run/slurmctld.pid
+SlurmdPidFile=$LAB/run/slurmd-%n.pid
+SlurmctldLogFile=$LAB/log/slurmctld.log
+SlurmdLogFile=$LAB/log/slurmd-%n.log
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+MailProg=/bin/true
+# no usable cgroups here: track processes through /proc, bind nothing
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/linux
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# the "nodes" share this machine's cores: trust the counts below, not the hardware
+SlurmdParameters=config_overrides
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+SlurmctldDebug=info
+SlurmdDebug=info
+SlurmctldTimeout=30
+SlurmdTimeout=60
+InactiveLimit=0
+KillWait=5
+MinJobAge=300
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=$CTLIP
+AccountingStoragePort=$DBD_PORT
+# the slurmdbd connection ignores AuthInfo=socket=...; for munge it takes the socket from here
+AccountingStoragePass=$MUNGESOCK
+JobCompType=jobcomp/none
+CONF
+for i in $(seq 1 "$NNODES"); do
+  echo "NodeName=n$i NodeHostname=n$i NodeAddr=$NET.1$i CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN"
+done
+echo "PartitionName=debug Nodes=n[1-$NNODES] Default=YES MaxTime=INFINITE State=UP"
+} > "$LAB/etc/slurm.conf.new"
+mv "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"
+# the nodes' /etc/hosts; the ::ffff: lines stop torch's dual-stack TCPStore from asking DNS
+{
+  echo "127.0.0.1 localhost"
+  echo "$CTLIP ctl $CTLHOST"
+  for i in $(seq 1 "$NNODES"); do echo "$NET.1$i n$i"; done
+  for i in $(seq 1 "$NNODES"); do echo "::ffff:$NET.1$i n$i"; done
+} > "$LAB/etc/hosts"
+say "config written: $SLURM_CONF"
+
+# ---- 5. accounting: MariaDB on loopback, slurmdbd (submitit reads job states with sacct)
+mkdir -p "$LAB/mysql"
+cat > "$LAB/etc/my.cnf" <<CNF
+[mariadbd]
+datadir=$LAB/mysql/data
+socket=$LAB/mysql/mysqld.sock
+pid-file=$LAB/mysql/mysqld.pid
+log-error=$LAB/log/mariadb.err
+user=root
+bind-address=127.0.0.1
+port=$DB_PORT
+skip-name-resolve
+performance_schema=OFF
+innodb_buffer_pool_size=32M
+innodb_log_file_size=16M
+innodb_lock_wait_timeout=900
+max_connections=50
+aria_pagecache_buffer_size=8M
+key_buffer_size=4M
+innodb_log_buffer_size=4M
+thread_cache_size=4
+table_open_cache=200
+table_definition_cache=200
+query_cache_size=0
+[client]
+socket=$LAB/mysql/mysqld.sock
+CNF
+if [ ! -d "$LAB/mysql/data/mysql" ]; then
+  mariadb-install-db --defaults-file="$LAB/etc/my.cnf" --auth-root-authentication-method=socket \
+    --skip-test-db > "$LAB/log/mariadb-install.log" 2>&1
+fi
+alive "$LAB/mysql/mysqld.pid" || (setsid mariadbd --defaults-file="$LAB/etc/my.cnf" </dev/null >/dev/null 2>&1 &)
+waitfor 60 mariadb --defaults-file="$LAB/etc/my.cnf" -uroot -e 'select 1'
+mariadb --defaults-file="$LAB/etc/my.cnf" -uroot -e "
+  CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'collbench';
+  GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1'; FLUSH PRIVILEGES;"
+cat > "$LAB/etc/slurmdbd.conf" <<DBD
+AuthType=auth/munge
+AuthInfo=socket=$MUNGESOCK
+DbdHost=$CTLHOST
+DbdAddr=$CTLIP
+DbdPort=$DBD_PORT
+SlurmUser=root
+DebugLevel=info
+LogFile=$LAB/log/slurmdbd.log
+PidFile=$LAB/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=slurm
+StoragePass=collbench
+StorageLoc=slurm_acct_db
+DBD
+chmod 600 "$LAB/etc/slurmdbd.conf"
+alive "$LAB/run/slurmdbd.pid" || slurmdbd
+waitfor 30 bash -c "exec 3<>/dev/tcp/$CTLIP/$DBD_PORT"
+say "mariadbd and slurmdbd up"
+
+# ---- 6. slurmctld
+alive "$LAB/run/slurmctld.pid" || slurmctld -f "$SLURM_CONF"
+waitfor 30 scontrol ping
+say "slurmctld up"
+
+# ---- 7. one slurmd per node namespace. nsenter --net, not `ip netns exec`: the latter remounts /sys,
+# hiding /sys/fs/cgroup, and slurmd 22.05 then refuses to start. Job steps inherit all three namespaces.
+for i in $(seq 1 "$NNODES"); do
+  alive "$LAB/run/slurmd-n$i.pid" && continue
+  nsenter --net="/run/netns/cbnode$i" -- unshare --uts --mount --propagation private \
+    sh -c "hostname n$i && mount --bind $LAB/etc/hosts /etc/hosts && exec slurmd -f $SLURM_CONF -N n$i"
+done
+# ready = every node answers (idle, or already running jobs when the cluster was up before)
+waitfor 60 bash -c "[ \"\$(sinfo -h -N -o '%t' | grep -cE '^(idle|alloc|mix|comp)')\" -ge $NNODES ]"
+say "cluster ready: $(sinfo -h -N -o '%N=%t' | xargs)"

@@ -1,0 +1,25 @@
+import pytest
+
+from slurm.states import state_info
+
+
+@pytest.mark.parametrize(
+    ("state", "phase", "final"),
+    [
+        ("PENDING", "pending", False),
+        ("RUNNING", "running", False),
+        ("COMPLETING", "running", False),
+        ("COMPLETED", "completed", True),
+        ("FAILED", "failed", True),
+        ("TIMEOUT", "failed", True),
+        ("NODE_FAIL", "failed", True),
+        ("OUT_OF_MEMORY", "failed", True),
+        ("CANCELLED by 0", "cancelled", True),
+        ("CANCELLED+", "cancelled", True),
+        ("WHATEVER", "unknown", False),
+        ("", "unknown", False),
+    ],
+)
+def test_every_state_has_one_meaning(state: str, phase: str, final: bool) -> None:
+    info = state_info(state)
+    assert (info.phase, info.final) == (phase, final)
