@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -76,20 +75,26 @@ def detect_placement(
     if executor == "local":
         if local is None:
             raise RuntimeError("a local run needs the rendezvous chosen by its launcher")
-        ntasks = int(env["SUBMITIT_LOCAL_NTASKS"])
-        return Placement(
-            rank=int(env["SUBMITIT_LOCAL_GLOBALID"]),
-            world_size=ntasks,
-            local_rank=int(env["SUBMITIT_LOCAL_LOCALID"]),
-            local_world_size=ntasks,
-            node_rank=0,
-            nnodes=1,
-            host=host,
-            master_addr=local.master_addr,
-            master_port=local.master_port,
-            job_id=env.get("SUBMITIT_LOCAL_JOB_ID", str(os.getpid())),
-        )
+        return _from_submitit_local(local, host)
     return _from_torchrun_env(env, host)
+
+
+def _from_submitit_local(local: LocalRendezvous, host: str) -> Placement:
+    import submitit
+
+    job_env = submitit.JobEnvironment()
+    return Placement(
+        rank=job_env.global_rank,
+        world_size=job_env.num_tasks,
+        local_rank=job_env.local_rank,
+        local_world_size=job_env.num_tasks,
+        node_rank=0,
+        nnodes=1,
+        host=host,
+        master_addr=local.master_addr,
+        master_port=local.master_port,
+        job_id=str(job_env.job_id),
+    )
 
 
 def _from_torchrun_env(env: Mapping[str, str], host: str) -> Placement:

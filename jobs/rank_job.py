@@ -16,6 +16,7 @@ from loguru import logger
 from jobs.config import Config, config_from_plain
 from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
+from jobs.report import assess, write_table
 from jobs.rundir import RunDir, write_json_atomic
 
 
@@ -86,7 +87,7 @@ def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str
     """The config's env section, torchrun-style variables, and NCCL_DEBUG_FILE inside the run."""
     env = dict(cfg.env)
     if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
-        env["NCCL_DEBUG_FILE"] = run.nccl_debug_file()
+        env["NCCL_DEBUG_FILE"] = str(run.nccl_debug_log(placement.rank))
     env.update(placement.torch_env())
     return env
 
@@ -160,6 +161,10 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
             writer = _ResultWriter(results)
             run_sweep(cfg.bench, ctx, writer.write, corrupt_output=cfg.faults.corrupt_rank == placement.rank)
+        dist.barrier()
+        if placement.rank == 0:
+            # every rank's results are on disk now: the table is there even if nobody waits for the job
+            write_table(run, assess(run))
         return writer.rows
     except BaseException as error:
         # Before teardown: peers only see the broken connection after this rank has said it failed first.

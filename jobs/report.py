@@ -119,11 +119,14 @@ def render_tables(outcome: RunOutcome) -> list[str]:
     return lines
 
 
+def write_table(run: RunDir, outcome: RunOutcome) -> None:
+    run.table_file.write_text("\n".join(render_tables(outcome)) + "\n", encoding="utf-8")
+
+
 def finalize(run: RunDir) -> RunOutcome:
     """Assess the run and write table.txt and summary.json into it."""
     outcome = assess(run)
-    lines = render_tables(outcome)
-    run.table_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_table(run, outcome)
     write_json_atomic(
         run.summary_file,
         {

@@ -6,6 +6,7 @@ Its layout is a contract that `collbench report`, `status`, `wait` and later too
       run.json                 what ran: run id, launcher, job id, world size, created
       config.yaml              the fully resolved config
       logs/rank-00000.log      one loguru log per rank (every line tagged rank/local/host)
+      logs/nccl-rank-00000.log NCCL's own debug output per rank, when NCCL_DEBUG is set
       results/rank-00000.jsonl one JSON line per (op, size, placement) measured by that rank
       status/rank-00000.json   that rank's state: running, ok or failed (with the error)
       submitit/                submitit's pickles and each task's stdout/stderr
@@ -75,9 +76,9 @@ class RunDir:
     def rank_status(self, rank: int) -> Path:
         return self.status_dir / f"rank-{rank:05d}.json"
 
-    def nccl_debug_file(self) -> str:
-        """NCCL_DEBUG_FILE pattern: NCCL expands %h (host) and %p (pid) per process."""
-        return str(self.logs_dir / "nccl-%h-%p.log")
+    def nccl_debug_log(self, rank: int) -> Path:
+        """Where NCCL_DEBUG_FILE points for this rank when NCCL debugging is on."""
+        return self.logs_dir / f"nccl-rank-{rank:05d}.log"
 
     @classmethod
     def create(cls, output_dir: str | Path, launcher: str) -> RunDir:

@@ -1,5 +1,6 @@
 """Which rank am I: from submitit's local executor, from Slurm, or from torchrun-style variables."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,10 @@ SLURM_ENV = {
 }
 
 
-def test_local_ranks_come_from_submitit_and_the_launchers_rendezvous() -> None:
-    p = detect_placement(LOCAL_ENV, LocalRendezvous("127.0.0.1", 23456))
+def test_local_ranks_come_from_submitit_and_the_launchers_rendezvous(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in LOCAL_ENV.items():
+        monkeypatch.setenv(name, value)  # submitit's JobEnvironment reads the process environment
+    p = detect_placement(os.environ, LocalRendezvous("127.0.0.1", 23456))
     assert (p.rank, p.world_size, p.local_rank, p.node_rank) == (3, 4, 3, 0)
     assert p.init_method == "tcp://127.0.0.1:23456"
 
@@ -65,7 +68,7 @@ def test_rank_environment_sets_the_env_section_and_nccl_debug_file(tmp_path: Pat
     )
     env = rank_environment(cfg, run, p)
     assert env["NCCL_IB_HCA"].startswith("=mlx5_0")
-    assert env["NCCL_DEBUG_FILE"] == str(tmp_path / "logs" / "nccl-%h-%p.log")
+    assert env["NCCL_DEBUG_FILE"] == str(tmp_path / "logs" / "nccl-rank-00003.log")
     assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("3", "32", "1")
 
 

@@ -46,6 +46,8 @@ def test_every_op_is_correct_on_every_rank(op: str, ranks: int, workdir: Path) -
                 assert int(match.group(1)) == rank
     assert len(list((run / "logs").glob("rank-*.log"))) == ranks
     assert (run / "table.txt").read_text() in result.stdout
+    for stderr in (run / "submitit").glob("*_log.err"):
+        assert "deprecat" not in stderr.read_text().lower(), f"a deprecation warning reached {stderr}"
 
 
 def test_in_place_and_out_of_place_are_both_reported(workdir: Path) -> None:
