@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-OpName = Literal["all_reduce", "all_gather", "reduce_scatter"]
+OpName = Literal[
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "gather", "scatter", "sendrecv"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,13 @@ def _scattered(count: int, element_size: int, nranks: int) -> BufferCounts:
     return BufferCounts(send=base * nranks, recv=base, param=base, send_inplace_offset=0, recv_inplace_offset=base)
 
 
+def _exchanged(count: int, element_size: int, nranks: int) -> BufferCounts:
+    base = _per_rank_base(count, element_size, nranks)
+    return BufferCounts(
+        send=base * nranks, recv=base * nranks, param=base, send_inplace_offset=0, recv_inplace_offset=0
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class OpLayout:
     name: str
@@ -62,6 +71,13 @@ class OpLayout:
     """busbw = algbw x bus_factor(ranks)."""
     reduces: bool
     """Takes a reduce op."""
+    rooted: bool = False
+    """Has a root rank (broadcast, reduce, gather, scatter)."""
+    placements: tuple[bool, ...] = (False, True)
+    """in_place values torch.distributed can run: its all_reduce, broadcast and reduce work in place
+    only; all_to_all and sendrecv are measured out of place only, as nccl-tests checks them."""
+    gloo_min_ranks: int = 1
+    """Fewest ranks the op needs on gloo (gloo's sendrecv cannot send to itself)."""
 
     def buffer_counts(self, size_bytes: int, element_size: int, nranks: int) -> BufferCounts:
         return self.counts(size_bytes // element_size, element_size, nranks)
@@ -81,13 +97,75 @@ def _ring(n: int) -> float:
     return (n - 1) / n
 
 
+def _one(n: int) -> float:
+    return 1.0
+
+
+_IN_PLACE_ONLY = (True,)
+_OUT_OF_PLACE_ONLY = (False,)
+
 LAYOUTS: dict[str, OpLayout] = {
     layout.name: layout
     for layout in (
         OpLayout(
-            name="all_reduce", counts=_whole_buffer, param_is_per_rank=False, bus_factor=_ring_allreduce, reduces=True
+            name="all_reduce",
+            counts=_whole_buffer,
+            param_is_per_rank=False,
+            bus_factor=_ring_allreduce,
+            reduces=True,
+            placements=_IN_PLACE_ONLY,
         ),
         OpLayout(name="all_gather", counts=_gathered, param_is_per_rank=True, bus_factor=_ring, reduces=False),
         OpLayout(name="reduce_scatter", counts=_scattered, param_is_per_rank=True, bus_factor=_ring, reduces=True),
+        OpLayout(
+            name="broadcast",
+            counts=_whole_buffer,
+            param_is_per_rank=False,
+            bus_factor=_one,
+            reduces=False,
+            rooted=True,
+            placements=_IN_PLACE_ONLY,
+        ),
+        OpLayout(
+            name="reduce",
+            counts=_whole_buffer,
+            param_is_per_rank=False,
+            bus_factor=_one,
+            reduces=True,
+            rooted=True,
+            placements=_IN_PLACE_ONLY,
+        ),
+        OpLayout(
+            name="all_to_all",
+            counts=_exchanged,
+            param_is_per_rank=True,
+            bus_factor=_ring,
+            reduces=False,
+            placements=_OUT_OF_PLACE_ONLY,
+        ),
+        OpLayout(name="gather", counts=_gathered, param_is_per_rank=True, bus_factor=_ring, reduces=False, rooted=True),
+        OpLayout(
+            name="scatter", counts=_scattered, param_is_per_rank=True, bus_factor=_ring, reduces=False, rooted=True
+        ),
+        OpLayout(
+            name="sendrecv",
+            counts=_whole_buffer,
+            param_is_per_rank=False,
+            bus_factor=_one,
+            reduces=False,
+            placements=_OUT_OF_PLACE_ONLY,
+            gloo_min_ranks=2,
+        ),
     )
 }
+"""Each op as nccl-tests' src/<op>.cu sizes it (getCollByteCount) and rates it (getBw)."""
+
+
+def buffer_bytes(counts: BufferCounts, element_size: int) -> int:
+    """Bytes one rank allocates for a size: the send buffer and a receive buffer that in-place shares."""
+    return (counts.send + max(counts.send, counts.recv)) * element_size
+
+
+def check_bytes(counts: BufferCounts) -> int:
+    """Bytes the correctness check adds: expected values, tolerance and a working copy, in 64 bits."""
+    return 4 * max(counts.send, counts.recv) * 8

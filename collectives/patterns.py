@@ -57,9 +57,10 @@ def _as_dtype_values(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return values.to(dtype).to(wide)
 
 
-def gathered(nranks: int, count: int, dtype: torch.dtype, device: torch.device) -> Expected:
-    """Concat(T_0..T_{n-1}) where T_k is rank k's input for indices [0, count)."""
-    parts = [_as_dtype_values(input_values(k, 0, count, "sum", device), dtype) for k in range(nranks)]
+def copied(sources: list[tuple[int, int]], count: int, dtype: torch.dtype, device: torch.device) -> Expected:
+    """Concat of `count` input elements of each (rank, start index) in `sources`: what a collective
+    that only moves data (gather, broadcast, all_to_all, ...) must deliver."""
+    parts = [_as_dtype_values(input_values(rank, start, count, "sum", device), dtype) for rank, start in sources]
     return Expected(values=torch.cat(parts) if parts else torch.empty(0, device=device), tolerance=0.0)
 
 
@@ -95,14 +96,22 @@ def _combine(acc: torch.Tensor, x: torch.Tensor, reduce_op: str) -> torch.Tensor
     raise ValueError(f"reduce op {reduce_op!r} is not one of sum, prod, min, max, avg")
 
 
+def _wrong_mask(actual: torch.Tensor, expected: Expected) -> torch.Tensor:
+    if actual.dtype.is_floating_point:
+        # written as "not within" so that NaN counts as wrong
+        return ~((actual.to(torch.float64) - expected.values).abs() <= expected.tolerance)
+    return actual.to(torch.int64) != expected.values
+
+
 def count_wrong(actual: torch.Tensor, expected: Expected) -> int:
     """Number of elements of `actual` outside the tolerance of `expected` (NaN counts as wrong)."""
-    if actual.dtype.is_floating_point:
-        error = (actual.to(torch.float64) - expected.values).abs()
-        ok = error <= expected.tolerance
-    else:
-        ok = actual.to(torch.int64) == expected.values
-    return int((~ok).sum().item())
+    return int(_wrong_mask(actual, expected).sum().item())
+
+
+def first_wrong(actual: torch.Tensor, expected: Expected) -> int:
+    """Index of the first element outside tolerance, or -1."""
+    where = torch.nonzero(_wrong_mask(actual, expected))
+    return int(where[0].item()) if where.numel() else -1
 
 
 def corrupt_one_element(buffer: torch.Tensor) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from statistics import fmean
+from statistics import fmean, median, pstdev
 
 from collectives.dtypes import DTYPES
 from collectives.layout import LAYOUTS
@@ -42,7 +43,19 @@ class RankResult:
     wrong: int
     """Wrong elements in this rank's output; -1 when checking was off."""
     times_us: list[float] = field(default_factory=list)
-    """Every timed iteration."""
+    """Every timed iteration (with CUDA graphs: each replay's time per iteration)."""
+    min_us: float = 0.0
+    median_us: float = 0.0
+    p99_us: float = 0.0
+    max_us: float = 0.0
+    cv: float = 0.0
+    """Coefficient of variation of times_us (standard deviation / mean)."""
+    page_faults_per_iter: float = 0.0
+    """Minor page faults this process took per timed call: a backend allocating inside the timed loop."""
+    timer: str = "host"
+    """host (monotonic clock, op completed), cuda_events, or cuda_graph."""
+    first_wrong_index: int = -1
+    """Index of the first wrong element in this rank's output, -1 if none."""
     version: int = RESULT_FORMAT_VERSION
 
     def to_json(self) -> str:
@@ -52,6 +65,21 @@ class RankResult:
     def from_json(cls, line: str) -> RankResult:
         data = json.loads(line)
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def iteration_stats(times_us: list[float]) -> dict[str, float]:
+    """min, median, p99 (nearest rank), max and coefficient of variation of one rank's iterations."""
+    ordered = sorted(times_us)
+    n = len(ordered)
+    mean = fmean(ordered)
+    spread = pstdev(ordered, mean) if n > 1 else 0.0
+    return {
+        "min_us": ordered[0],
+        "median_us": median(ordered),
+        "p99_us": ordered[max(0, math.ceil(0.99 * n) - 1)],
+        "max_us": ordered[-1],
+        "cv": spread / mean if mean > 0 else 0.0,
+    }
 
 
 RowKey = tuple[str, str, str, int, int, bool]
@@ -83,6 +111,9 @@ class SummaryRow:
     fastest_host: str
     fastest_time_us: float
     wrong_ranks: list[int]
+    page_faults_per_iter: float
+    """The most minor page faults any rank took per timed call."""
+    timer: str
 
     @property
     def key(self) -> RowKey:
@@ -138,4 +169,6 @@ def _summarize_group(group: list[RankResult]) -> SummaryRow:
         fastest_host=fastest.host,
         fastest_time_us=fastest.time_us,
         wrong_ranks=sorted(r.rank for r in group if r.wrong > 0),
+        page_faults_per_iter=max(r.page_faults_per_iter for r in group),
+        timer=first.timer,
     )

@@ -1,4 +1,4 @@
-"""One rank's sweep: every op, every size, out of place and in place, timed then checked."""
+"""One rank's sweep: every planned step, in each placement, timed then checked."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collectives import patterns
 from collectives.dtypes import DTYPES
 from collectives.layout import LAYOUTS, BufferCounts
 from collectives.ops import COLLECTIVES, CallArgs, Collective
-from collectives.results import RankResult
+from collectives.plan import Step, plan_sweep
+from collectives.results import RankResult, iteration_stats
 from collectives.settings import BenchSettings
-from collectives.sizes import size_sweep
-from collectives.timing import time_iterations
+from collectives.timing import Timing, agreed_iterations, time_iterations, warm_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,103 +53,132 @@ class Buffers:
         return self.recv[send_at : send_at + c.send], self.recv[recv_at : recv_at + c.recv]
 
 
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One step in one placement, ready to time and check."""
+
+    step: Step
+    collective: Collective
+    buffers: Buffers
+    args: CallArgs
+    in_place: bool
+
+    def views(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.buffers.views(self.args.rank, self.in_place)
+
+    def fill_input(self) -> None:
+        send, _ = self.views()
+        pattern = self.args.reduce_op if self.collective.input_follows_reduce_op else "sum"
+        patterns.fill_input(send, self.args.rank, 0, pattern)
+
+    def call(self) -> None:
+        send, recv = self.views()
+        self.collective.call(recv, send, self.args)
+
+
 Emit = Callable[[RankResult], None]
 
 
 def run_sweep(settings: BenchSettings, ctx: RankContext, emit: Emit, corrupt_output: bool = False) -> None:
-    """Measure every (op, size, placement) in `settings` and emit one RankResult for each."""
+    """Measure every planned (op, size, root) in each placement and emit one RankResult for each."""
     dtype = patterns.dtype_of(settings.dtype)
+    steps, skipped = plan_sweep(settings, ctx.nranks)
+    for skip in skipped:
+        logger.bind(event="size_skipped", op=skip.op, size=skip.size).info(
+            f"{skip.op} {skip.size} B: skipped, {skip.reason}"
+        )
+    current: tuple[int, int] | None = None
+    buffers: Buffers | None = None
+    for step in steps:
+        if current != (step.counts.send, step.counts.recv):
+            buffers = None  # free the previous size's buffers before allocating the next
+            buffers = Buffers.allocate(step.counts, dtype, ctx.device)
+            current = (step.counts.send, step.counts.recv)
+        assert buffers is not None
+        args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0))
+        for in_place in LAYOUTS[step.op].placements:
+            measurement = Measurement(step, COLLECTIVES[step.op], buffers, args, in_place)
+            emit(_measure_and_check(measurement, settings, ctx, corrupt_output))
+
+
+def _measure_and_check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_output: bool) -> RankResult:
     element_size = DTYPES[settings.dtype].size
-    for op in settings.ops:
-        collective, layout = COLLECTIVES[op], LAYOUTS[op]
-        redop = settings.reduce_op if layout.reduces else "none"
-        args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks)
-        for size in size_sweep(settings.min_bytes, settings.max_bytes, settings.step_factor):
-            counts = layout.buffer_counts(size, element_size, ctx.nranks)
-            if counts.param == 0:
-                logger.bind(event="size_skipped", op=op, size=size).info(
-                    f"{op} {size} B: skipped, under 16 bytes per rank once rounded as nccl-tests does"
-                )
-                continue
-            buffers = Buffers.allocate(counts, dtype, ctx.device)
-            for in_place in (False, True):
-                if not in_place and not collective.out_of_place:
-                    continue
-                logger.bind(event="step_start", op=op, size=counts.size_bytes(element_size), in_place=in_place).debug(
-                    f"{op} size={counts.size_bytes(element_size)} in_place={in_place}: start"
-                )
-                times = _measure(collective, buffers, args, settings, ctx, in_place)
-                wrong = _check(collective, buffers, args, settings, ctx, in_place, corrupt_output)
-                result = _result(op, redop, counts, element_size, settings, ctx, in_place, times, wrong)
-                logger.bind(event="step_end", op=op, size=result.size, in_place=in_place).debug(
-                    f"{op} size={result.size} in_place={in_place}: {result.time_us:.2f} us, #wrong {wrong}"
-                )
-                emit(result)
-            del buffers
+    size = m.step.counts.size_bytes(element_size)
+    placement = "in-place" if m.in_place else "out-of-place"
+    logger.bind(event="step_start", op=m.step.op, size=size, root=m.step.root, in_place=m.in_place).debug(
+        f"{m.step.op} {size} B {placement} root {m.step.root}: start"
+    )
+    timing = _time(m, settings, ctx)
+    wrong, first_wrong = _check(m, settings, ctx, corrupt_output)
+    result = _result(m, settings, ctx, timing, wrong, first_wrong)
+    logger.bind(event="step_end", op=m.step.op, size=size, root=m.step.root, in_place=m.in_place).debug(
+        f"{m.step.op} {size} B {placement} root {m.step.root}: end"
+    )
+    return result
 
 
-def _measure(
-    collective: Collective, buffers: Buffers, args: CallArgs, settings: BenchSettings, ctx: RankContext, in_place: bool
-) -> list[float]:
-    send, recv = buffers.views(ctx.rank, in_place)
-    reduce_op = settings.reduce_op if collective.input_reduce_op else "sum"
-    patterns.fill_input(send, ctx.rank, 0, reduce_op)
-    return time_iterations(lambda: collective.call(recv, send, args), settings.warmup_iters, settings.iters, ctx.device)
+def _time(m: Measurement, settings: BenchSettings, ctx: RankContext) -> Timing:
+    m.fill_input()
+    estimate = warm_up(m.call, settings.warmup_iters, ctx.device)
+    iters = settings.iters
+    if settings.time_budget_ms > 0:
+        iters = agreed_iterations(
+            estimate, settings.time_budget_ms / 1e3, settings.min_iters, settings.max_iters, ctx.device
+        )
+    return time_iterations(m.call, iters, ctx.device, settings.cuda_graph_launches)
 
 
-def _check(
-    collective: Collective,
-    buffers: Buffers,
-    args: CallArgs,
-    settings: BenchSettings,
-    ctx: RankContext,
-    in_place: bool,
-    corrupt_output: bool,
-) -> int:
+def _check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_output: bool) -> tuple[int, int]:
     if not settings.check:
-        return -1
-    send, recv = buffers.views(ctx.rank, in_place)
-    buffers.recv.zero_()
-    reduce_op = settings.reduce_op if collective.input_reduce_op else "sum"
-    patterns.fill_input(send, ctx.rank, 0, reduce_op)
-    collective.call(recv, send, args)
+        return -1, -1
+    m.buffers.recv.zero_()
+    m.buffers.send.zero_()
+    m.fill_input()
+    m.call()
     if ctx.device.type == "cuda":
         torch.cuda.synchronize(ctx.device)
+    _, recv = m.views()
+    expected = m.collective.expected(m.step.counts, m.args, recv.dtype, ctx.device)
+    if expected is None:  # this rank's output is undefined for this op (a non-root of reduce or gather)
+        return 0, -1
     if corrupt_output:
         patterns.corrupt_one_element(recv)
-    expected = collective.expected(buffers.counts, args, recv.dtype, ctx.device)
-    return patterns.count_wrong(recv, expected)
+    return patterns.count_wrong(recv, expected), patterns.first_wrong(recv, expected)
 
 
 def _result(
-    op: str,
-    redop: str,
-    counts: BufferCounts,
-    element_size: int,
-    settings: BenchSettings,
-    ctx: RankContext,
-    in_place: bool,
-    times: list[float],
-    wrong: int,
+    m: Measurement, settings: BenchSettings, ctx: RankContext, timing: Timing, wrong: int, first_wrong: int
 ) -> RankResult:
-    mean_s = fmean(times)
-    algbw, busbw = LAYOUTS[op].bandwidths(counts.param, element_size, ctx.nranks, mean_s)
+    element_size = DTYPES[settings.dtype].size
+    mean_s = fmean(timing.seconds)
+    layout = LAYOUTS[m.step.op]
+    algbw, busbw = layout.bandwidths(m.step.counts.param, element_size, ctx.nranks, mean_s)
+    times_us = [round(t * 1e6, 3) for t in timing.seconds]
+    stats = iteration_stats(times_us)
     return RankResult(
-        op=op,
-        size=counts.size_bytes(element_size),
-        count=counts.param,
+        op=m.step.op,
+        size=m.step.counts.size_bytes(element_size),
+        count=m.step.counts.param,
         dtype=settings.dtype,
-        redop=redop,
-        root=-1,
-        in_place=in_place,
+        redop=settings.reduce_op if layout.reduces else "none",
+        root=m.step.root,
+        in_place=m.in_place,
         rank=ctx.rank,
         local_rank=ctx.local_rank,
         host=ctx.host,
         nranks=ctx.nranks,
-        iters=len(times),
+        iters=len(times_us) if timing.timer != "cuda_graph" else len(times_us) * settings.iters,
         time_us=mean_s * 1e6,
         algbw=algbw,
         busbw=busbw,
         wrong=wrong,
-        times_us=[round(t * 1e6, 3) for t in times],
+        times_us=times_us,
+        page_faults_per_iter=timing.page_faults_per_iter,
+        timer=timing.timer,
+        first_wrong_index=first_wrong,
+        min_us=stats["min_us"],
+        median_us=stats["median_us"],
+        p99_us=stats["p99_us"],
+        max_us=stats["max_us"],
+        cv=stats["cv"],
     )

@@ -31,7 +31,6 @@ class SweepHeader:
 
 
 NOTES: dict[tuple[str, str], str] = {
-    ("*", "all_reduce"): ("torch.distributed.all_reduce works in place only, so out-of-place is not measured (N/A)."),
     ("gloo", "reduce_scatter"): (
         "gloo has no native reduce-scatter: torch runs an all_reduce over a copy of the whole input and "
         "keeps its chunk, so reduce_scatter busbw here is capped near half of all_reduce's. "
@@ -39,6 +38,28 @@ NOTES: dict[tuple[str, str], str] = {
     ),
 }
 """Caveats printed under an op's table: (backend or '*', op) -> text."""
+
+PAGE_FAULT_NOTE_THRESHOLD = 64.0
+"""Minor page faults per timed call above which the backend is taken to allocate inside the loop."""
+
+
+def _notes(op: str, rows: Sequence[SummaryRow], backend: str) -> list[str]:
+    notes = [text for (where, name), text in NOTES.items() if name == op and where in ("*", backend)]
+    placements = {row.in_place for row in rows}
+    if placements == {True}:
+        notes.append(f"torch.distributed's {op} works in place only, so out-of-place is not measured (N/A).")
+    if placements == {False}:
+        notes.append(f"{op} has no in-place form in torch.distributed (nccl-tests does not check it either): N/A.")
+    faulting = [row for row in rows if row.page_faults_per_iter > PAGE_FAULT_NOTE_THRESHOLD]
+    if faulting:
+        first = min(faulting, key=lambda row: row.size)
+        worst = max(faulting, key=lambda row: row.page_faults_per_iter)
+        notes.append(
+            f"{backend} allocates inside the timed call from {first.size} B up ({worst.page_faults_per_iter:.0f} "
+            f"page faults per call at {worst.size} B): those times include the allocation."
+        )
+    return notes
+
 
 _HEADER_META = "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
 _HEADER_NAMES = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s"
@@ -104,11 +125,7 @@ def render_op_table(
     ]
     lines += _data_lines(rows)
     lines += _totals(rows)
-    lines += [
-        f"# Note: {text}"
-        for (backend, note_op), text in NOTES.items()
-        if note_op == op and backend in ("*", header.backend)
-    ]
+    lines += [f"# Note: {text}" for text in _notes(op, rows, header.backend)]
     return lines
 
 

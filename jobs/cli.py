@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.config import Config, ConfigError, load_config, to_yaml
-from jobs.report import RunOutcome, finalize, read_statuses
+from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
 from jobs.rundir import RunDir, find_run
 from jobs.schema import to_plain
 from slurm.submission import SlurmUnavailable, SubmissionFailed
@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
     _add_config_args(run, "print the resolved config; launch nothing")
+    _add_output_args(run)
     run.set_defaults(handler=_cmd_run)
 
     submit = commands.add_parser("submit", help="submit the sweep as a Slurm job and return at once")
@@ -60,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
         if name == "wait":
             command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
+        if name in ("wait", "report"):
+            _add_output_args(command)
         command.set_defaults(handler=handler)
     return parser
 
@@ -72,21 +75,56 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
     command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
 
 
+def _add_output_args(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--format", choices=("table", "json", "csv"), default="table", help="what to print (default: table)"
+    )
+    command.add_argument(
+        "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
+    )
+    command.add_argument(
+        "--busbw-sizes",
+        type=_size_range,
+        default=(0, None),
+        metavar="MIN:MAX",
+        help="the sizes --min-busbw applies to, e.g. 1M:1G or 64M: (default: all)",
+    )
+
+
+def _size_range(text: str) -> tuple[int, int | None]:
+    from collectives.sizes import parse_size
+
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError("no ':'")
+        return (parse_size(low) if low else 0, parse_size(high) if high else None)
+    except ValueError:
+        message = f"{text!r} is not a size range; allowed: MIN:MAX such as 1M:1G, 64M: or :4K"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _thresholds(args: argparse.Namespace) -> Thresholds:
+    low, high = args.busbw_sizes
+    return Thresholds(min_busbw=args.min_busbw, min_size=low, max_size=high)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     if args.dry_run:
         print(to_yaml(cfg), end="")
         return EXIT_OK
     if cfg.launcher == "slurm":
-        run = _submit(cfg)
-        return _wait_and_report(run, timeout_s=None)
-    from jobs.launch_local import start_local, watch_local
+        run = _submit(cfg, quiet=args.format != "table")
+        return _wait_and_report(run, None, args)
+    from jobs.launch_local import check_host_memory, start_local, watch_local
 
+    check_host_memory(cfg)
     run = _new_run(cfg)
     job = start_local(cfg, to_plain(cfg), run)
     print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
     watch_local(job, run)
-    return _print_outcome(finalize(run), run)
+    return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -105,7 +143,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _submit(cfg: Config) -> RunDir:
+def _submit(cfg: Config, quiet: bool = False) -> RunDir:
     from jobs.launch_slurm import submit_run
     from slurm.submission import check_available
 
@@ -116,8 +154,9 @@ def _submit(cfg: Config) -> RunDir:
     except BaseException:
         shutil.rmtree(run.path, ignore_errors=True)
         raise
-    print(f"job {job_id}")
-    print(f"run directory {run.path}", flush=True)
+    out = sys.stderr if quiet else sys.stdout
+    print(f"job {job_id}", file=out)
+    print(f"run directory {run.path}", file=out, flush=True)
     return run
 
 
@@ -162,19 +201,19 @@ def _progress(results: Path) -> tuple[int, str]:
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:
-    return _wait_and_report(_find(args), args.timeout)
+    return _wait_and_report(_find(args), args.timeout, args)
 
 
-def _wait_and_report(run: RunDir, timeout_s: float | None) -> int:
+def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
     if run.read_meta().get("launcher") != "slurm":
-        return _print_outcome(finalize(run), run)
+        return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
     from jobs.launch_slurm import wait_for_job
 
     state = wait_for_job(run, timeout_s)
     if not state.info.final:
         print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
-    code = _print_outcome(finalize(run), run)
+    code = _print_outcome(finalize(run, _thresholds(args)), run, args.format)
     print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
     return code if state.info.phase == "completed" else EXIT_FAILED
 
@@ -193,12 +232,19 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
-    return _print_outcome(finalize(run), run)
+    return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
 
 
-def _print_outcome(outcome: RunOutcome, run: RunDir) -> int:
-    print(run.table_file.read_text(encoding="utf-8"), end="")
-    print(f"# Run directory: {run.path}")
+def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
+    from jobs.formats import render_csv, render_json
+
+    if fmt == "json":
+        print(render_json(run, outcome), end="")
+    elif fmt == "csv":
+        print(render_csv(outcome), end="")
+    else:
+        print(run.table_file.read_text(encoding="utf-8"), end="")
+        print(f"# Run directory: {run.path}")
     for problem in outcome.problems:
         print(f"collbench: FAILED: {problem}", file=sys.stderr)
     return outcome.exit_code

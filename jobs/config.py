@@ -111,22 +111,52 @@ def _bench_problems(cfg: Config) -> list[str]:
     found = []
     if not bench.ops:
         found.append(f"bench.ops: the list is empty; choose from {', '.join(LAYOUTS)}")
+    found += _size_problems(bench)
+    found += _iteration_problems(cfg)
+    if bench.root != "all" and not 0 <= bench.root < cfg.world_size:
+        found.append(f"bench.root: {bench.root} is not a rank of this run; allowed: 0-{cfg.world_size - 1} or all")
+    for op in dict.fromkeys(bench.ops):
+        layout = LAYOUTS[op]
+        try:
+            check_supported(cfg.backend, cfg.device, bench.dtype, bench.reduce_op, layout.reduces)
+        except ValueError as error:
+            found.append(f"{op} on backend {cfg.backend}: {error}")
+        if cfg.backend == "gloo" and cfg.world_size < layout.gloo_min_ranks:
+            found.append(
+                f"{op} on backend gloo needs at least {layout.gloo_min_ranks} ranks; this run has {cfg.world_size}"
+            )
+    return found
+
+
+def _size_problems(bench: BenchSettings) -> list[str]:
+    found = []
     for name in ("min_bytes", "max_bytes"):
         if getattr(bench, name) <= 0:
             found.append(f"bench.{name}: {getattr(bench, name)} must be a positive size such as 8 or 4M")
     if bench.min_bytes > bench.max_bytes:
         found.append(f"bench.min_bytes: {bench.min_bytes} is larger than bench.max_bytes {bench.max_bytes}")
-    if bench.step_factor <= 1:
+    if bench.step_bytes < 0:
+        found.append(f"bench.step_bytes: {bench.step_bytes} must be 0 (use step_factor) or a positive size")
+    if bench.step_bytes == 0 and not bench.sizes and bench.step_factor <= 1:
         found.append(f"bench.step_factor: {bench.step_factor:g} must be > 1")
-    if bench.iters < 1:
-        found.append(f"bench.iters: {bench.iters} must be >= 1")
-    if bench.warmup_iters < 0:
-        found.append(f"bench.warmup_iters: {bench.warmup_iters} must be >= 0")
-    for op in dict.fromkeys(bench.ops):
-        try:
-            check_supported(cfg.backend, cfg.device, bench.dtype, bench.reduce_op, LAYOUTS[op].reduces)
-        except ValueError as error:
-            found.append(f"{op} on backend {cfg.backend}: {error}")
+    found += [f"bench.sizes[{i}]: {size} must be a positive size" for i, size in enumerate(bench.sizes) if size <= 0]
+    return found
+
+
+def _iteration_problems(cfg: Config) -> list[str]:
+    bench = cfg.bench
+    found = []
+    for name, floor in (("iters", 1), ("warmup_iters", 0), ("min_iters", 1), ("cuda_graph_launches", 0)):
+        if getattr(bench, name) < floor:
+            found.append(f"bench.{name}: {getattr(bench, name)} must be >= {floor}")
+    if bench.max_iters < bench.min_iters:
+        found.append(f"bench.max_iters: {bench.max_iters} is smaller than bench.min_iters {bench.min_iters}")
+    if bench.time_budget_ms < 0:
+        found.append(f"bench.time_budget_ms: {bench.time_budget_ms:g} must be 0 (use iters) or positive")
+    if bench.cuda_graph_launches > 0 and cfg.device != "cuda":
+        found.append(
+            f"bench.cuda_graph_launches: {bench.cuda_graph_launches} needs device=cuda; this run is on {cfg.device}"
+        )
     return found
 
 

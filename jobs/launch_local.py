@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import submitit
 
-from jobs.config import Config
+from jobs.config import Config, ConfigError
 from jobs.placement import LocalRendezvous
 from jobs.rank_job import RankJob
 from jobs.report import read_statuses
@@ -21,6 +21,22 @@ from jobs.rundir import RunDir
 
 POLL_S = 0.2
 CANCEL_WAIT_S = 15.0
+
+
+def check_host_memory(cfg: Config) -> None:
+    """Refuse, before anything starts, a local sweep whose largest size cannot fit in this host's memory."""
+    from collectives.memory import host_available_bytes
+    from collectives.plan import peak_bytes_per_rank
+
+    if cfg.device != "cpu":
+        return  # device memory is checked by each rank on its own GPU
+    need, step = peak_bytes_per_rank(cfg.bench, cfg.world_size)
+    have = host_available_bytes()
+    if step is not None and need * cfg.world_size > have:
+        raise ConfigError(
+            f"bench.max_bytes: {step.op} at {step.size} B needs {need * cfg.world_size / 1e9:.2f} GB for "
+            f"{cfg.world_size} ranks but this host has {have / 1e9:.2f} GB available; lower bench.max_bytes"
+        )
 
 
 def free_port() -> int:

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from loguru import logger
 
 from jobs.config import Config, config_from_plain
+from jobs.environment import capture_environment
 from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
 from jobs.report import assess, write_table
@@ -133,11 +134,14 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     import torch
     import torch.distributed as dist
 
+    from collectives.memory import check_fits
     from collectives.sweep import RankContext, run_sweep
 
     device = torch.device("cpu") if cfg.device == "cpu" else torch.device("cuda", placement.local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, placement.local_rank))
+    check_fits(cfg.bench, placement.world_size, device, placement.local_world_size)
     logger.info(
         f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"
@@ -148,6 +152,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         rank=placement.rank,
         world_size=placement.world_size,
         timeout=datetime.timedelta(seconds=cfg.timeouts.collective_s),
+        device_id=device if device.type == "cuda" else None,
     )
     try:
         _inject_faults(cfg, placement.rank)

@@ -13,6 +13,31 @@ from jobs.config import Config, config_from_plain
 from jobs.rundir import RunDir, read_json, write_json_atomic
 
 
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Verdicts beyond #wrong: the least busbw a size range must reach."""
+
+    min_busbw: float | None = None
+    """GB/s; None checks nothing."""
+    min_size: int = 0
+    max_size: int | None = None
+
+    def problems(self, rows: list[SummaryRow]) -> list[str]:
+        if self.min_busbw is None:
+            return []
+        found = []
+        for row in rows:
+            in_range = row.size >= self.min_size and (self.max_size is None or row.size <= self.max_size)
+            if in_range and row.busbw < self.min_busbw:
+                placement = "in-place" if row.in_place else "out-of-place"
+                root = f" root {row.root}" if row.root >= 0 else ""
+                found.append(
+                    f"{row.op} size {row.size} {placement}{root}: busbw {row.busbw:.3f} GB/s is below "
+                    f"--min-busbw {self.min_busbw:g}"
+                )
+        return found
+
+
 @dataclass(slots=True)
 class RunOutcome:
     config: Config
@@ -47,13 +72,14 @@ def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
     return statuses
 
 
-def assess(run: RunDir) -> RunOutcome:
+def assess(run: RunDir, thresholds: Thresholds | None = None) -> RunOutcome:
     """Every rank's state and the aggregated rows, with what went wrong."""
     cfg = load_run_config(run)
     statuses = read_statuses(run)
     rows = summarize(read_rank_results(sorted(run.results_dir.glob("rank-*.jsonl"))))
     outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows)
     outcome.problems = _rank_problems(cfg.world_size, statuses) + _row_problems(rows, cfg.world_size)
+    outcome.problems += (thresholds or Thresholds()).problems(rows)
     return outcome
 
 
@@ -123,9 +149,9 @@ def write_table(run: RunDir, outcome: RunOutcome) -> None:
     run.table_file.write_text("\n".join(render_tables(outcome)) + "\n", encoding="utf-8")
 
 
-def finalize(run: RunDir) -> RunOutcome:
+def finalize(run: RunDir, thresholds: Thresholds | None = None) -> RunOutcome:
     """Assess the run and write table.txt and summary.json into it."""
-    outcome = assess(run)
+    outcome = assess(run, thresholds)
     write_table(run, outcome)
     write_json_atomic(
         run.summary_file,

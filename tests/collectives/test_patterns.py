@@ -47,7 +47,7 @@ def test_reduced_matches_an_independent_reduction(n: int, reduce_op: str) -> Non
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_gathered_is_the_concatenation_of_rank_inputs(n: int) -> None:
-    expected = patterns.gathered(n, 64, torch.float32, CPU)
+    expected = patterns.copied([(k, 0) for k in range(n)], 64, torch.float32, CPU)
     concat = torch.cat([rank_input(r, 0, 64, torch.float32) for r in range(n)])
     assert patterns.count_wrong(concat, expected) == 0
 
@@ -56,7 +56,7 @@ def test_gathered_is_the_concatenation_of_rank_inputs(n: int) -> None:
 def test_swapped_gather_chunks_are_caught(n: int) -> None:
     chunks = [rank_input(r, 0, 64, torch.float32) for r in range(n)]
     chunks[0], chunks[1] = chunks[1], chunks[0]
-    wrong = patterns.count_wrong(torch.cat(chunks), patterns.gathered(n, 64, torch.float32, CPU))
+    wrong = patterns.count_wrong(torch.cat(chunks), patterns.copied([(k, 0) for k in range(n)], 64, torch.float32, CPU))
     assert wrong == 2 * 64
 
 
@@ -64,7 +64,7 @@ def test_swapped_gather_chunks_are_caught(n: int) -> None:
 def test_a_missing_chunk_is_caught(n: int) -> None:
     chunks = [rank_input(r, 0, 64, torch.float32) for r in range(n)]
     chunks[-1] = torch.zeros(64)
-    wrong = patterns.count_wrong(torch.cat(chunks), patterns.gathered(n, 64, torch.float32, CPU))
+    wrong = patterns.count_wrong(torch.cat(chunks), patterns.copied([(k, 0) for k in range(n)], 64, torch.float32, CPU))
     assert wrong > 0.8 * 64  # an input element may be 0 by chance
 
 

@@ -56,7 +56,7 @@ def test_in_place_and_out_of_place_are_both_reported(workdir: Path) -> None:
     rows = json.loads((result.run_dir() / "summary.json").read_text())["rows"]
     placements = {(r["op"], r["in_place"]) for r in rows}
     assert placements == {("all_gather", False), ("all_gather", True), ("all_reduce", True)}
-    assert "Note: torch.distributed.all_reduce works in place only" in result.stdout
+    assert "Note: torch.distributed's all_reduce works in place only" in result.stdout
 
 
 def test_a_corrupted_rank_is_counted_and_fails_the_run(workdir: Path) -> None:
