@@ -18,7 +18,13 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # overrides may sit on either side of options: `run ranks=4 --format json bench.iters=5`
+    if extra and hasattr(args, "overrides") and all("=" in token and not token.startswith("-") for token in extra):
+        args.overrides += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args))
     except (ConfigError, FileNotFoundError) as error:

@@ -89,7 +89,15 @@ def _optional(value: Any, hint: Any, path: str) -> Any:
             return _convert_type(value, member, path)
         except ConfigError as error:
             errors.append(error)
-    raise errors[0]
+    if len(members) == 1:
+        raise errors[0]
+    raise ConfigError(f"{path}: {value!r} is not allowed; expected {' or '.join(_describe(m) for m in members)}")
+
+
+def _describe(hint: Any) -> str:
+    if get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(map(str, get_args(hint)))
+    return str(_TYPE_WORDS.get(hint, getattr(hint, "__name__", hint)))
 
 
 def _list(value: Any, item: Any, path: str) -> list[Any]:

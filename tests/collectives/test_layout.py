@@ -1,54 +1,66 @@
-"""Sizes and bandwidth factors pinned to nccl-tests' src/*.cu formulas."""
+"""Sizes and bandwidth factors of every op, pinned to nccl-tests' src/<op>.cu formulas."""
 
 import pytest
 
 from collectives.layout import LAYOUTS
 
-
-def nccl_tests_busbw_factor(op: str, n: int) -> float:
-    # all_reduce.cu: 2*(n-1)/n ; all_gather.cu, reduce_scatter.cu: (n-1)/n
-    return {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n}[op]
+ALL_OPS = list(LAYOUTS)
+N = [2, 3, 4, 8]
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 8])
-@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "reduce_scatter"])
-def test_busbw_factor_matches_nccl_tests(op: str, n: int) -> None:
-    assert LAYOUTS[op].bus_factor(n) == pytest.approx(nccl_tests_busbw_factor(op, n))
+def nccl_tests_counts(op: str, size: int, elt: int, n: int) -> tuple[int, int, int]:
+    """(sendcount, recvcount, paramcount), transcribed from nccl-tests' *GetCollByteCount."""
+    count = size // elt
+    base = (count // n) & -(16 // elt)
+    return {
+        "all_reduce": (count, count, count),
+        "broadcast": (count, count, count),
+        "reduce": (count, count, count),
+        "sendrecv": (count, count, count),
+        "all_gather": (base, base * n, base),
+        "gather": (base, base * n, base),
+        "reduce_scatter": (base * n, base, base),
+        "scatter": (base * n, base, base),
+        "all_to_all": (base * n, base * n, base),
+    }[op]
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 8])
-def test_all_reduce_uses_the_per_rank_buffer(n: int) -> None:
-    counts = LAYOUTS["all_reduce"].buffer_counts(4096, 4, n)
-    assert (counts.send, counts.recv, counts.param) == (1024, 1024, 1024)
-    assert counts.size_bytes(4) == 4096
-    algbw, busbw = LAYOUTS["all_reduce"].bandwidths(counts.param, 4, n, seconds=1e-3)
-    assert algbw == pytest.approx(4096 / 1e9 / 1e-3)
-    assert busbw == pytest.approx(algbw * 2 * (n - 1) / n)
+def nccl_tests_bw(op: str, count: int, elt: int, n: int, sec: float) -> tuple[float, float]:
+    """(algBw, busBw), transcribed from nccl-tests' *GetBw."""
+    per_rank_ops = {"all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"}
+    base = count * elt * (n if op in per_rank_ops else 1) / 1.0e9 / sec
+    factor = {"all_reduce": 2 * (n - 1) / n, "broadcast": 1, "reduce": 1, "sendrecv": 1}.get(op, (n - 1) / n)
+    return base, base * factor
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 8])
-@pytest.mark.parametrize("op", ["all_gather", "reduce_scatter"])
-def test_gather_and_scatter_use_the_total_buffer(op: str, n: int) -> None:
-    size, element = 1024 * 1024, 4
-    counts = LAYOUTS[op].buffer_counts(size, element, n)
-    # nccl-tests: base = (count/nranks) & -(16/eltSize)
-    base = ((size // element) // n) & -(16 // element)
-    assert counts.param == base
-    assert max(counts.send, counts.recv) == base * n
-    assert counts.size_bytes(element) == base * n * element
-    algbw, busbw = LAYOUTS[op].bandwidths(counts.param, element, n, seconds=2e-3)
-    assert algbw == pytest.approx(base * element * n / 1e9 / 2e-3)
-    assert busbw == pytest.approx(algbw * (n - 1) / n)
+@pytest.mark.parametrize("n", N)
+@pytest.mark.parametrize("op", ALL_OPS)
+@pytest.mark.parametrize(("size", "elt"), [(1 << 20, 4), (1000, 4), (12345, 2), (777, 1), (4096, 8)])
+def test_buffer_counts_match_nccl_tests(op: str, n: int, size: int, elt: int) -> None:
+    counts = LAYOUTS[op].buffer_counts(size, elt, n)
+    assert (counts.send, counts.recv, counts.param) == nccl_tests_counts(op, size, elt, n)
+    assert counts.size_bytes(elt) == max(counts.send, counts.recv) * elt
 
 
-@pytest.mark.parametrize(("element", "n", "size", "expected_param"), [(4, 3, 100, 8), (1, 3, 100, 32), (8, 2, 40, 2)])
-def test_per_rank_count_is_rounded_down_to_16_bytes(element: int, n: int, size: int, expected_param: int) -> None:
-    assert LAYOUTS["all_gather"].buffer_counts(size, element, n).param == expected_param
-    assert LAYOUTS["reduce_scatter"].buffer_counts(size, element, n).param == expected_param
+@pytest.mark.parametrize("n", N)
+@pytest.mark.parametrize("op", ALL_OPS)
+def test_bandwidths_match_nccl_tests(op: str, n: int) -> None:
+    counts = LAYOUTS[op].buffer_counts(1 << 24, 4, n)
+    algbw, busbw = LAYOUTS[op].bandwidths(counts.param, 4, n, 1.5e-3)
+    expected_alg, expected_bus = nccl_tests_bw(op, counts.param, 4, n, 1.5e-3)
+    assert algbw == pytest.approx(expected_alg)
+    assert busbw == pytest.approx(expected_bus)
 
 
-def test_small_total_sizes_round_to_zero_per_rank() -> None:
-    assert LAYOUTS["all_gather"].buffer_counts(16, 4, 2).param == 0
+@pytest.mark.parametrize(
+    ("op", "factor"), [("all_reduce", 1.5), ("all_gather", 0.75), ("all_to_all", 0.75), ("broadcast", 1.0)]
+)
+def test_bus_factor_spot_values_for_four_ranks(op: str, factor: float) -> None:
+    assert LAYOUTS[op].bus_factor(4) == factor
+
+
+def test_rooted_ops_are_the_ones_nccl_tests_gives_a_root() -> None:
+    assert {op for op, layout in LAYOUTS.items() if layout.rooted} == {"broadcast", "reduce", "gather", "scatter"}
 
 
 def test_in_place_offsets_follow_nccl_tests() -> None:
@@ -56,3 +68,10 @@ def test_in_place_offsets_follow_nccl_tests() -> None:
     assert (ag.send_inplace_offset, ag.recv_inplace_offset) == (ag.param, 0)
     rs = LAYOUTS["reduce_scatter"].buffer_counts(1024, 4, 4)
     assert (rs.send_inplace_offset, rs.recv_inplace_offset) == (0, rs.param)
+    sc = LAYOUTS["scatter"].buffer_counts(1024, 4, 4)
+    assert (sc.send_inplace_offset, sc.recv_inplace_offset) == (0, sc.param)
+
+
+def test_small_totals_round_to_zero_per_rank() -> None:
+    assert LAYOUTS["all_gather"].buffer_counts(16, 4, 2).param == 0
+    assert LAYOUTS["all_to_all"].buffer_counts(60, 4, 4).param == 0

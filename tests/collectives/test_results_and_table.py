@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from collectives.results import RankResult, read_rank_results, summarize
+from collectives.results import RankResult, iteration_stats, read_rank_results, summarize
 from collectives.table import SweepHeader, format_time_us, render_op_table
 
 
@@ -72,3 +72,24 @@ def test_missing_placement_is_shown_as_na() -> None:
     rows = summarize([record(r, 100.0, in_place=True) for r in range(2)])
     data = render_op_table("all_gather", rows, HEADER)[6]
     assert data.split()[5:9] == ["N/A", "N/A", "N/A", "N/A"]
+
+
+def test_iteration_stats_of_one_rank() -> None:
+    stats = iteration_stats([10.0, 20.0, 30.0, 40.0, 1000.0])
+    assert stats["min_us"] == 10.0 and stats["max_us"] == 1000.0
+    assert stats["median_us"] == 30.0
+    assert stats["p99_us"] == 1000.0
+    assert stats["cv"] == pytest.approx(390.128 / 220, rel=1e-4)  # population standard deviation / mean
+    assert iteration_stats([5.0])["cv"] == 0.0
+
+
+def test_page_faults_in_the_timed_call_earn_a_note() -> None:
+    quiet = summarize([record(r, 100.0) for r in range(2)])
+    assert not any("allocates inside the timed call" in line for line in render_op_table("all_gather", quiet, HEADER))
+    noisy = [record(r, 100.0) for r in range(2)]
+    noisy[1].page_faults_per_iter = 8193.0
+    lines = render_op_table("all_gather", summarize(noisy), HEADER)
+    assert (
+        "# Note: gloo allocates inside the timed call from 4096 B up (8193 page faults per call at 4096 B)"
+        in "\n".join(lines)
+    )

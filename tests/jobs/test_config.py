@@ -23,6 +23,23 @@ def test_overrides_follow_hydra_grammar_for_plain_keys() -> None:
     assert cfg.bench.check is False
 
 
+def test_step_bytes_and_explicit_sizes_replace_the_factor() -> None:
+    assert load_config(None, ["bench.min_bytes=1K", "bench.max_bytes=4K", "bench.step_bytes=1K"]).bench.size_list() == [
+        1024,
+        2048,
+        3072,
+        4096,
+    ]
+    cfg = load_config(None, ["bench.sizes=[3000,1K,1M]", "bench.step_factor=1"])
+    assert cfg.bench.size_list() == [3000, 1024, 1024**2]
+
+
+def test_root_all_runs_every_root_in_turn() -> None:
+    cfg = load_config(None, ["ranks=3", "bench.root=all"])
+    assert cfg.bench.roots(3) == [0, 1, 2]
+    assert load_config(None, ["bench.root=1"]).bench.roots(2) == [1]
+
+
 def test_config_by_name_and_by_path(tmp_path: Path) -> None:
     assert "local" in available_configs()
     path = tmp_path / "mine.yaml"
@@ -39,7 +56,10 @@ def test_dry_run_prints_the_resolved_config(tmp_path: Path, capsys: pytest.Captu
 
 
 BAD_OVERRIDES = {
-    "unknown key": (["bench.opz=[all_reduce]"], "unknown key 'bench.opz'; valid keys under 'bench': check, dtype"),
+    "unknown key": (
+        ["bench.opz=[all_reduce]"],
+        "unknown key 'bench.opz'; valid keys under 'bench': check, cuda_graph_launches, dtype",
+    ),
     "unknown top key": (["rnks=2"], "unknown key 'rnks'; valid keys: backend"),
     "wrong type": (["ranks=two"], "ranks: expected an integer, got 'two'"),
     "wrong bool": (["bench.check=maybe"], "bench.check: expected true or false, got 'maybe'"),
@@ -61,6 +81,19 @@ BAD_OVERRIDES = {
     "nccl on cpu": (["backend=nccl"], "device 'cpu' cannot be used with backend 'nccl'; nccl runs on cuda"),
     "not key=value": (["ranks"], "override 'ranks' is not KEY=VALUE"),
     "fault rank outside the world": (["faults.fail_rank=5"], "faults.fail_rank: 5 is not a rank of this run"),
+    "root outside the world": (["bench.root=2"], "bench.root: 2 is not a rank of this run; allowed: 0-1 or all"),
+    "root neither rank nor all": (
+        ["bench.root=every"],
+        "bench.root: 'every' is not allowed; expected an integer or one of all",
+    ),
+    "negative step": (["bench.step_bytes=-1"], "bench.step_bytes: -1 must be 0"),
+    "bad size in list": (["bench.sizes=[1K,huge]"], "bench.sizes: 'huge' is not a size"),
+    "zero size in list": (["bench.sizes=[1K,0]"], "bench.sizes[1]: 0 must be a positive size"),
+    "budget below zero": (["bench.time_budget_ms=-5"], "bench.time_budget_ms: -5 must be 0"),
+    "iteration cap below floor": (["bench.min_iters=10", "bench.max_iters=5"], "bench.max_iters: 5 is smaller"),
+    "graphs on cpu": (["bench.cuda_graph_launches=2"], "bench.cuda_graph_launches: 2 needs device=cuda"),
+    "sendrecv on one gloo rank": (["ranks=1", "bench.ops=[sendrecv]"], "sendrecv on backend gloo needs at least 2"),
+    "too big for this host": (["bench.max_bytes=64G", "bench.min_bytes=64G"], "needs"),
 }
 
 

@@ -113,3 +113,79 @@ def test_report_rerenders_the_table_from_the_run_directory_alone(workdir: Path) 
     report = collbench("report", str(run), cwd=workdir)
     assert report.returncode == 0
     assert report.stdout == result.stdout
+
+
+def test_json_document_holds_config_every_rank_environment_and_rows(workdir: Path) -> None:
+    result = collbench(
+        "run",
+        "bench.ops=[all_reduce]",
+        "env.NCCL_SOCKET_IFNAME=lo",
+        "env.NCCL_IB_SECRET_TOKEN=hunter2",
+        "output_dir=runs",
+        "--format",
+        "json",
+        *FAST,
+        cwd=workdir,
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["format"], doc["version"], doc["passed"]) == ("collbench-run", 1, True)
+    assert doc["config"]["bench"]["ops"] == ["all_reduce"]
+    assert [r["status"]["rank"] for r in doc["ranks"]] == [0, 1]
+    for rank in doc["ranks"]:
+        variables = rank["environment"]["variables"]
+        assert variables["NCCL_SOCKET_IFNAME"] == "lo"
+        assert variables["NCCL_IB_SECRET_TOKEN"] == "<redacted>"
+        assert rank["environment"]["torch"].startswith("2.")
+    assert {row["op"] for row in doc["rows"]} == {"all_reduce"}
+    run = Path(doc["run_dir"])
+    for path in (run / "env").glob("*.json"):
+        assert "hunter2" not in path.read_text()
+
+
+def test_csv_has_one_line_per_row(workdir: Path) -> None:
+    result = collbench("run", "bench.ops=[all_gather]", "output_dir=runs", "--format", "csv", *FAST, cwd=workdir)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("op,size,count,dtype,redop,root,in_place,nranks,time_us,algbw,busbw,wrong")
+    assert len(lines) == 1 + 2 * 6  # 64 B to 64 KiB by 4: six sizes, out-of-place and in-place
+    assert all(line.startswith("all_gather,") for line in lines[1:])
+
+
+def test_min_busbw_fails_the_run_over_the_sizes_named(workdir: Path) -> None:
+    run = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir).run_dir()
+    failing = collbench("report", str(run), "--min-busbw", "1000", "--busbw-sizes", "1K:", cwd=workdir)
+    assert failing.returncode == 1
+    assert "all_reduce size 1024 in-place: busbw" in failing.stderr and "below --min-busbw 1000" in failing.stderr
+    assert "size 64 " not in failing.stderr  # outside the range named
+    passing = collbench("report", str(run), "--min-busbw", "0", cwd=workdir)
+    assert passing.returncode == 0
+    bad_range = collbench("report", str(run), "--min-busbw", "1", "--busbw-sizes", "1M-2M", cwd=workdir)
+    assert bad_range.returncode == 2 and "is not a size range" in bad_range.stderr
+
+
+def test_time_budget_gives_every_rank_the_same_bounded_count(workdir: Path) -> None:
+    result = collbench(
+        "run",
+        "bench.ops=[all_reduce]",
+        "bench.sizes=[1K,256K]",
+        "bench.time_budget_ms=30",
+        "bench.min_iters=3",
+        "bench.max_iters=40",
+        "output_dir=runs",
+        cwd=workdir,
+    )
+    assert result.returncode == 0, result.stderr
+    run = result.run_dir()
+    per_rank = [read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl") for rank in range(2)]
+    for mine, theirs in zip(*per_rank, strict=True):
+        assert mine["iters"] == theirs["iters"]
+        assert 3 <= mine["iters"] <= 40
+        assert len(mine["times_us"]) == mine["iters"]
+        assert mine["min_us"] <= mine["median_us"] <= mine["p99_us"] <= mine["max_us"]
+
+
+def test_a_sweep_too_large_for_this_host_is_refused_before_launch(workdir: Path) -> None:
+    result = collbench("run", "bench.sizes=[200G]", "output_dir=runs", cwd=workdir)
+    assert result.returncode == 2
+    assert "needs" in result.stderr and "GB available; lower bench.max_bytes" in result.stderr
+    assert not (workdir / "runs").exists()
