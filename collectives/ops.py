@@ -39,50 +39,63 @@ def torch_reduce_op(name: str) -> dist.ReduceOp.RedOpType:
     return getattr(dist.ReduceOp, REDUCE_OPS[name])  # type: ignore[no-any-return]
 
 
-# ---- the calls: (recv, send, args); in-place-only ops get the same buffer twice
+# ---- the calls. Each binder resolves everything once (reduce op, chunk views, peers) and returns
+# the bare blocking call, so that nothing but the collective runs inside the timed loop.
+
+Call = Callable[[], object]
 
 
-def _call_all_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    dist.all_reduce(recv, op=torch_reduce_op(args.reduce_op))
+def _bind_all_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    op = torch_reduce_op(args.reduce_op)
+    return lambda: dist.all_reduce(recv, op=op)  # in place: send is recv
 
 
-def _call_all_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    _all_gather_flat(recv, send)
+def _bind_all_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    return lambda: _all_gather_flat(recv, send)
 
 
-def _call_reduce_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    _reduce_scatter_flat(recv, send, op=torch_reduce_op(args.reduce_op))
+def _bind_reduce_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    op = torch_reduce_op(args.reduce_op)
+    return lambda: _reduce_scatter_flat(recv, send, op=op)
 
 
-def _call_broadcast(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    dist.broadcast(recv, src=args.root)
+def _bind_broadcast(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    root = args.root
+    return lambda: dist.broadcast(recv, src=root)
 
 
-def _call_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    dist.reduce(recv, dst=args.root, op=torch_reduce_op(args.reduce_op))
+def _bind_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    op, root = torch_reduce_op(args.reduce_op), args.root
+    return lambda: dist.reduce(recv, dst=root, op=op)
 
 
-def _call_all_to_all(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
-    dist.all_to_all_single(recv, send)
+def _bind_all_to_all(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
+    return lambda: dist.all_to_all_single(recv, send)
 
 
-def _call_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
+def _bind_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     slots = list(recv.chunk(args.nranks)) if args.rank == args.root else None
-    dist.gather(send, slots, dst=args.root)
+    root = args.root
+    return lambda: dist.gather(send, slots, dst=root)
 
 
-def _call_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
+def _bind_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     parts = list(send.chunk(args.nranks)) if args.rank == args.root else None
-    dist.scatter(recv, parts, src=args.root)
+    root = args.root
+    return lambda: dist.scatter(recv, parts, src=root)
 
 
-def _call_sendrecv(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> None:
+def _bind_sendrecv(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     ring = [
         dist.P2POp(dist.isend, send, (args.rank + 1) % args.nranks),
         dist.P2POp(dist.irecv, recv, (args.rank - 1) % args.nranks),
     ]
-    for work in dist.batch_isend_irecv(ring):
-        work.wait()
+
+    def exchange() -> None:
+        for work in dist.batch_isend_irecv(ring):
+            work.wait()
+
+    return exchange
 
 
 # ---- expected outputs; None where the op leaves this rank's buffer undefined
@@ -134,8 +147,8 @@ def _expect_from_previous(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev:
 @dataclass(frozen=True, slots=True)
 class Collective:
     name: str
-    call: Callable[[torch.Tensor, torch.Tensor, CallArgs], None]
-    """(recv, send, args): one blocking call of the collective."""
+    bind: Callable[[torch.Tensor, torch.Tensor, CallArgs], Call]
+    """(recv, send, args) -> one blocking call of the collective on those buffers."""
     expected: Expect
     """What this rank's receive buffer must hold after one call on pattern inputs."""
     input_follows_reduce_op: bool = False
@@ -147,27 +160,27 @@ COLLECTIVES: dict[str, Collective] = {
     for c in (
         Collective(
             name="all_reduce",
-            call=_call_all_reduce,
+            bind=_bind_all_reduce,
             expected=_expect_reduced_whole,
             input_follows_reduce_op=True,
         ),
-        Collective(name="all_gather", call=_call_all_gather, expected=_expect_gathered),
+        Collective(name="all_gather", bind=_bind_all_gather, expected=_expect_gathered),
         Collective(
             name="reduce_scatter",
-            call=_call_reduce_scatter,
+            bind=_bind_reduce_scatter,
             expected=_expect_reduced_chunk,
             input_follows_reduce_op=True,
         ),
-        Collective(name="broadcast", call=_call_broadcast, expected=_expect_root_copy),
+        Collective(name="broadcast", bind=_bind_broadcast, expected=_expect_root_copy),
         Collective(
             name="reduce",
-            call=_call_reduce,
+            bind=_bind_reduce,
             expected=_expect_reduced_at_root,
             input_follows_reduce_op=True,
         ),
-        Collective(name="all_to_all", call=_call_all_to_all, expected=_expect_exchanged),
-        Collective(name="gather", call=_call_gather, expected=_expect_gathered_at_root),
-        Collective(name="scatter", call=_call_scatter, expected=_expect_scattered),
-        Collective(name="sendrecv", call=_call_sendrecv, expected=_expect_from_previous),
+        Collective(name="all_to_all", bind=_bind_all_to_all, expected=_expect_exchanged),
+        Collective(name="gather", bind=_bind_gather, expected=_expect_gathered_at_root),
+        Collective(name="scatter", bind=_bind_scatter, expected=_expect_scattered),
+        Collective(name="sendrecv", bind=_bind_sendrecv, expected=_expect_from_previous),
     )
 }

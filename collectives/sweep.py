@@ -12,7 +12,7 @@ from loguru import logger
 from collectives import patterns
 from collectives.dtypes import DTYPES
 from collectives.layout import LAYOUTS, BufferCounts
-from collectives.ops import COLLECTIVES, CallArgs, Collective
+from collectives.ops import COLLECTIVES, Call, CallArgs, Collective
 from collectives.plan import Step, plan_sweep
 from collectives.results import RankResult, iteration_stats
 from collectives.settings import BenchSettings
@@ -55,25 +55,27 @@ class Buffers:
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    """One step in one placement, ready to time and check."""
+    """One step in one placement: its buffer views and its bound call, made once, before timing."""
 
     step: Step
     collective: Collective
     buffers: Buffers
     args: CallArgs
     in_place: bool
+    send: torch.Tensor
+    recv: torch.Tensor
+    call: Call
 
-    def views(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.buffers.views(self.args.rank, self.in_place)
+    @classmethod
+    def prepare(
+        cls, step: Step, collective: Collective, buffers: Buffers, args: CallArgs, in_place: bool
+    ) -> Measurement:
+        send, recv = buffers.views(args.rank, in_place)
+        return cls(step, collective, buffers, args, in_place, send, recv, collective.bind(recv, send, args))
 
     def fill_input(self) -> None:
-        send, _ = self.views()
         pattern = self.args.reduce_op if self.collective.input_follows_reduce_op else "sum"
-        patterns.fill_input(send, self.args.rank, 0, pattern)
-
-    def call(self) -> None:
-        send, recv = self.views()
-        self.collective.call(recv, send, self.args)
+        patterns.fill_input(self.send, self.args.rank, 0, pattern)
 
 
 Emit = Callable[[RankResult], None]
@@ -97,7 +99,7 @@ def run_sweep(settings: BenchSettings, ctx: RankContext, emit: Emit, corrupt_out
         assert buffers is not None
         args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0))
         for in_place in LAYOUTS[step.op].placements:
-            measurement = Measurement(step, COLLECTIVES[step.op], buffers, args, in_place)
+            measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers, args, in_place)
             emit(_measure_and_check(measurement, settings, ctx, corrupt_output))
 
 
@@ -137,7 +139,7 @@ def _check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_ou
     m.call()
     if ctx.device.type == "cuda":
         torch.cuda.synchronize(ctx.device)
-    _, recv = m.views()
+    recv = m.recv
     expected = m.collective.expected(m.step.counts, m.args, recv.dtype, ctx.device)
     if expected is None:  # this rank's output is undefined for this op (a non-root of reduce or gather)
         return 0, -1

@@ -29,7 +29,7 @@ def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def warm_up(call: Callable[[], None], warmup: int, device: torch.device) -> float:
+def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> float:
     """Run the untimed iterations; returns their mean time in seconds (at least one call)."""
     start = time.perf_counter()
     for _ in range(max(1, warmup)):
@@ -47,7 +47,7 @@ def agreed_iterations(estimate_s: float, budget_s: float, floor: int, cap: int, 
     return max(floor, min(cap, wanted))
 
 
-def time_iterations(call: Callable[[], None], iters: int, device: torch.device, graph_launches: int = 0) -> Timing:
+def time_iterations(call: Callable[[], object], iters: int, device: torch.device, graph_launches: int = 0) -> Timing:
     """Time `iters` calls after a barrier; warmup is the caller's (warm_up)."""
     if device.type == "cuda" and graph_launches > 0:
         return _time_cuda_graph(call, iters, graph_launches, device)
@@ -56,7 +56,7 @@ def time_iterations(call: Callable[[], None], iters: int, device: torch.device, 
     return _time_host(call, iters)
 
 
-def _time_host(call: Callable[[], None], iters: int) -> Timing:
+def _time_host(call: Callable[[], object], iters: int) -> Timing:
     dist.barrier()
     clock = time.perf_counter
     seconds: list[float] = []
@@ -75,7 +75,7 @@ def _event_pair() -> tuple[torch.cuda.Event, torch.cuda.Event]:
     )
 
 
-def _time_cuda_events(call: Callable[[], None], iters: int, device: torch.device) -> Timing:
+def _time_cuda_events(call: Callable[[], object], iters: int, device: torch.device) -> Timing:
     events = [_event_pair() for _ in range(iters)]
     torch.cuda.synchronize(device)
     dist.barrier()
@@ -89,7 +89,7 @@ def _time_cuda_events(call: Callable[[], None], iters: int, device: torch.device
     return Timing(seconds=seconds, page_faults_per_iter=(_minor_faults() - faults) / iters, timer="cuda_events")
 
 
-def _time_cuda_graph(call: Callable[[], None], iters: int, launches: int, device: torch.device) -> Timing:
+def _time_cuda_graph(call: Callable[[], object], iters: int, launches: int, device: torch.device) -> Timing:
     graph = torch.cuda.CUDAGraph()
     torch.cuda.synchronize(device)
     with torch.cuda.graph(graph):
