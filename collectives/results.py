@@ -56,6 +56,8 @@ class RankResult:
     """host (monotonic clock, op completed), cuda_events, or cuda_graph."""
     first_wrong_index: int = -1
     """Index of the first wrong element in this rank's output, -1 if none."""
+    started_at: float = 0.0
+    """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
     version: int = RESULT_FORMAT_VERSION
 
     def to_json(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import fmean
@@ -81,8 +82,41 @@ class Measurement:
 Emit = Callable[[RankResult], None]
 
 
-def run_sweep(settings: BenchSettings, ctx: RankContext, emit: Emit, corrupt_output: bool = False) -> None:
-    """Measure every planned (op, size, root) in each placement and emit one RankResult for each."""
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a rank is in its sweep: step `index` of `total`, starting or done."""
+
+    index: int
+    total: int
+    op: str
+    size: int
+    root: int
+    in_place: bool
+    phase: str
+    """'start' or 'end'."""
+
+
+OnProgress = Callable[[Progress], None]
+
+
+def _ignore_progress(progress: Progress) -> None:
+    return None
+
+
+def count_measurements(settings: BenchSettings, nranks: int) -> int:
+    steps, _ = plan_sweep(settings, nranks)
+    return sum(len(LAYOUTS[step.op].placements) for step in steps)
+
+
+def run_sweep(
+    settings: BenchSettings,
+    ctx: RankContext,
+    emit: Emit,
+    corrupt_output: bool = False,
+    on_progress: OnProgress = _ignore_progress,
+) -> None:
+    """Measure every planned (op, size, root) in each placement and emit one RankResult for each;
+    `on_progress` hears of each measurement as it starts and ends (heartbeats)."""
     dtype = patterns.dtype_of(settings.dtype)
     steps, skipped = plan_sweep(settings, ctx.nranks)
     for skip in skipped:
@@ -91,6 +125,9 @@ def run_sweep(settings: BenchSettings, ctx: RankContext, emit: Emit, corrupt_out
         )
     current: tuple[int, int] | None = None
     buffers: Buffers | None = None
+    total = sum(len(LAYOUTS[step.op].placements) for step in steps)
+    index = 0
+    element_size = DTYPES[settings.dtype].size
     for step in steps:
         if current != (step.counts.send, step.counts.recv):
             buffers = None  # free the previous size's buffers before allocating the next
@@ -99,23 +136,20 @@ def run_sweep(settings: BenchSettings, ctx: RankContext, emit: Emit, corrupt_out
         assert buffers is not None
         args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0))
         for in_place in LAYOUTS[step.op].placements:
+            size = step.counts.size_bytes(element_size)
+            on_progress(Progress(index, total, step.op, size, step.root, in_place, "start"))
             measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers, args, in_place)
             emit(_measure_and_check(measurement, settings, ctx, corrupt_output))
+            on_progress(Progress(index, total, step.op, size, step.root, in_place, "end"))
+            index += 1
 
 
 def _measure_and_check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_output: bool) -> RankResult:
-    element_size = DTYPES[settings.dtype].size
-    size = m.step.counts.size_bytes(element_size)
-    placement = "in-place" if m.in_place else "out-of-place"
-    logger.bind(event="step_start", op=m.step.op, size=size, root=m.step.root, in_place=m.in_place).debug(
-        f"{m.step.op} {size} B {placement} root {m.step.root}: start"
-    )
+    started_at = time.time()
     timing = _time(m, settings, ctx)
     wrong, first_wrong = _check(m, settings, ctx, corrupt_output)
     result = _result(m, settings, ctx, timing, wrong, first_wrong)
-    logger.bind(event="step_end", op=m.step.op, size=size, root=m.step.root, in_place=m.in_place).debug(
-        f"{m.step.op} {size} B {placement} root {m.step.root}: end"
-    )
+    result.started_at = started_at
     return result
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from jobs.config import Config, ConfigError, load_config, to_yaml
 from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("collbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `collbench logs ... | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     submit = commands.add_parser("submit", help="submit the sweep as a Slurm job and return at once")
     _add_config_args(submit, "print the exact sbatch script; submit nothing")
     submit.set_defaults(handler=_cmd_submit)
+
+    logs = commands.add_parser("logs", help="every rank's log merged in time order, filtered")
+    logs.add_argument("run", metavar="JOB_OR_RUN", help="Slurm job id, run id, or run directory")
+    logs.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+    logs.add_argument("--rank", metavar="SPEC", help="only these ranks: 3, 0-7 or 0-7,12")
+    logs.add_argument("--host", help="only ranks on this host")
+    logs.add_argument("--level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="this level and above")
+    logs.add_argument("--grep", metavar="REGEX", help="only lines matching this regular expression")
+    logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
+    logs.set_defaults(handler=_cmd_logs)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),
@@ -178,6 +192,8 @@ def _find(args: argparse.Namespace) -> RunDir:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from jobs.progress import behind, describe_age, read_progress
+
     run = _find(args)
     meta = run.read_meta()
     line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {meta.get('world_size')}"
@@ -187,23 +203,54 @@ def _cmd_status(args: argparse.Namespace) -> int:
         state = current_state(run)
         line += f"  job {state.job_id}  {state.slurm_state} ({state.info.phase})"
     print(line)
-    print(f"{'rank':>6}  {'host':<12} {'state':<8} {'results':>7}  last measured")
-    for rank, status in sorted(read_statuses(run).items()):
-        count, last = _progress(run.rank_results(rank))
-        print(f"{rank:>6}  {status['host']:<12} {status['state']:<8} {count:>7}  {last}")
+    statuses = read_statuses(run)
+    progress = read_progress(
+        run, int(meta.get("world_size", len(statuses))), {r: s["host"] for r, s in statuses.items()}
+    )
+    late = behind(progress)
+    if late and len(late) < len(progress):
+        names = ", ".join(f"{p.rank} ({p.host}, {p.where}, {describe_age(p.at)})" for p in late[:20])
+        more = f" and {len(late) - 20} more" if len(late) > 20 else ""
+        print(f"behind the rest: {len(late)} rank(s): {names}{more}")
+    print(f"{'rank':>6}  {'host':<12} {'state':<8} {'heartbeat':<12} last reached")
+    for p in progress:
+        state = statuses.get(p.rank, {}).get("state", "-")
+        print(f"{p.rank:>6}  {p.host:<12} {state:<8} {describe_age(p.at):<12} {p.where}")
     return EXIT_OK
 
 
-def _progress(results: Path) -> tuple[int, str]:
-    if not results.exists():
-        return 0, "-"
-    lines = [line for line in results.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
-    if not lines:
-        return 0, "-"
-    from collectives.results import RankResult
+def _cmd_logs(args: argparse.Namespace) -> int:
+    import re
 
-    last = RankResult.from_json(lines[-1])
-    return len(lines), f"{last.op} {last.size} B {'in-place' if last.in_place else 'out-of-place'}"
+    from jobs.logs import LEVELS, LogFilter, follow, parse_rank_spec, print_logs
+
+    run = _find(args)
+    try:
+        ranks = parse_rank_spec(args.rank) if args.rank else None
+        pattern = re.compile(args.grep) if args.grep else None
+    except (ValueError, re.error) as error:
+        raise ConfigError(f"{error}") from None
+    if args.tail is not None and args.tail < 0:
+        raise ConfigError(f"--tail: {args.tail} must be >= 0")
+    keep = LogFilter(ranks=ranks, host=args.host, min_level=LEVELS[args.level] if args.level else 0, pattern=pattern)
+    if args.follow:
+        follow(run, keep, lambda: _run_has_ended(run))
+    else:
+        print_logs(run, keep, args.tail)
+    return EXIT_OK
+
+
+def _run_has_ended(run: RunDir) -> bool:
+    meta = run.read_meta()
+    if meta.get("launcher") == "slurm":
+        from jobs.launch_slurm import current_state
+
+        return current_state(run).info.final
+    try:
+        os.kill(int(meta["job_id"]), 0)  # the local controller's pid
+    except (OSError, KeyError, ValueError):
+        return True
+    return False
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:

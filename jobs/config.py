@@ -25,6 +25,12 @@ class Timeouts:
     """Longest wait for rendezvous or for any one collective; then the rank fails."""
     job_min: float = 30.0
     """Wall-clock limit of the whole job (Slurm --time, and the local launcher's limit)."""
+    watchdog_s: float = 0.0
+    """A rank that makes no progress for this long dumps its Python stacks into its log;
+    0 means 0.9 x collective_s, so the stacks land before the peers' collective timeout."""
+
+    def resolved_watchdog_s(self) -> float:
+        return self.watchdog_s if self.watchdog_s > 0 else 0.9 * self.collective_s
 
 
 @dataclass(kw_only=True, slots=True)
@@ -46,6 +52,10 @@ class Faults:
     """This rank raises an error before its sweep."""
     hang_rank: int = -1
     """This rank sleeps instead of running its sweep, until it is killed."""
+    slow_rank: int = -1
+    """This rank reaches every measurement slow_ms late, as a straggler does."""
+    slow_ms: float = 0.0
+    """How late faults.slow_rank is at each measurement."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -175,13 +185,13 @@ def _timeout_problems(cfg: Config) -> list[str]:
         f"timeouts.{name}: {getattr(cfg.timeouts, name):g} must be > 0"
         for name in ("collective_s", "job_min")
         if getattr(cfg.timeouts, name) <= 0
-    ]
+    ] + ([f"timeouts.watchdog_s: {cfg.timeouts.watchdog_s:g} must be >= 0"] if cfg.timeouts.watchdog_s < 0 else [])
 
 
 def _fault_problems(cfg: Config) -> list[str]:
     return [
         f"faults.{name}: {getattr(cfg.faults, name)} is not a rank of this run; allowed: -1 or 0-{cfg.world_size - 1}"
-        for name in ("corrupt_rank", "fail_rank", "hang_rank")
+        for name in ("corrupt_rank", "fail_rank", "hang_rank", "slow_rank")
         if not -1 <= getattr(cfg.faults, name) < cfg.world_size
     ]
 

@@ -15,6 +15,7 @@ from loguru import logger
 
 from jobs.config import Config, config_from_plain
 from jobs.environment import capture_environment
+from jobs.heartbeat import Heartbeat, StackDumps
 from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
 from jobs.report import assess, write_table
@@ -50,13 +51,20 @@ class RankJob:
             raise
         os.environ.update(rank_environment(cfg, run, placement))
         setup_rank_logging(run.rank_log(placement.rank), placement.rank, placement.local_rank, placement.host)
-        status = RankStatus(run, placement, cfg.device)
+        dumps = StackDumps(run.rank_log(placement.rank), cfg.timeouts.resolved_watchdog_s())
+        slow_s = cfg.faults.slow_ms / 1e3 if cfg.faults.slow_rank == placement.rank else 0.0
+        heartbeat = Heartbeat(run, placement.rank, placement.host, dumps, slow_s)
+        status = RankStatus(run, placement, cfg.device, dumps)
         status.write("running")
+        heartbeat.beat("init")
         try:
-            rows = _run_rank(cfg, run, placement, status)
+            rows = _run_rank(cfg, run, placement, status, heartbeat)
         except BaseException as error:
             status.fail(error)
             raise
+        finally:
+            dumps.close()
+        heartbeat.beat("done")
         status.write("ok", rows=rows)
         logger.info(f"rank {placement.rank} finished: {rows} results")
         return {"rank": placement.rank, "host": placement.host, "rows": rows}
@@ -94,7 +102,8 @@ def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str
 
 
 class RankStatus:
-    def __init__(self, run: RunDir, placement: Placement, device: str) -> None:
+    def __init__(self, run: RunDir, placement: Placement, device: str, dumps: StackDumps) -> None:
+        self.dumps = dumps
         self.path = run.rank_status(placement.rank)
         self.base = {
             "rank": placement.rank,
@@ -121,16 +130,18 @@ class RankStatus:
         failed_at = time.time()
         self.failed = True
         if isinstance(error, KeyboardInterrupt):
-            logger.warning("stopped by SIGINT: the run is being ended")
+            # the traceback shows where this rank was when it was stopped: where it hung, if it hung
+            logger.opt(exception=error).warning("stopped by SIGINT while still running")
             self.write("stopped", stopped_at=failed_at, error="stopped by SIGINT while still running")
             return
         logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
+        self.dumps.dump_now(f"{type(error).__name__}")
         self.write(
             "failed", failed_at=failed_at, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
         )
 
 
-def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus) -> int:
+def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus, heartbeat: Heartbeat) -> int:
     import torch
     import torch.distributed as dist
 
@@ -165,7 +176,13 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         )
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
             writer = _ResultWriter(results)
-            run_sweep(cfg.bench, ctx, writer.write, corrupt_output=cfg.faults.corrupt_rank == placement.rank)
+            run_sweep(
+                cfg.bench,
+                ctx,
+                writer.write,
+                corrupt_output=cfg.faults.corrupt_rank == placement.rank,
+                on_progress=heartbeat,
+            )
         dist.barrier()
         if placement.rank == 0:
             # every rank's results are on disk now: the table is there even if nobody waits for the job

@@ -9,6 +9,8 @@ Its layout is a contract that `collbench report`, `status`, `wait` and later too
       logs/nccl-rank-00000.log NCCL's own debug output per rank, when NCCL_DEBUG is set
       results/rank-00000.jsonl one JSON line per (op, size, placement) measured by that rank
       status/rank-00000.json   that rank's state: running, ok or failed (with the error)
+      heartbeat/rank-00000.json  that rank's latest progress: phase (init, start, end, done), step index of
+                               total, op, size, root, placement, and when
       env/rank-00000.json      that rank's environment at start: host, versions, GPU, NCCL_*/GLOO_*/
                                TORCH_*/SLURM_* variables (secret-looking names redacted)
       submitit/                submitit's pickles and each task's stdout/stderr
@@ -65,6 +67,13 @@ class RunDir:
         return self.env_dir / f"rank-{rank:05d}.json"
 
     @property
+    def heartbeat_dir(self) -> Path:
+        return self.path / "heartbeat"
+
+    def rank_heartbeat(self, rank: int) -> Path:
+        return self.heartbeat_dir / f"rank-{rank:05d}.json"
+
+    @property
     def submitit_dir(self) -> Path:
         return self.path / "submitit"
 
@@ -103,7 +112,7 @@ class RunDir:
             except FileExistsError:
                 continue
         run = cls(path)
-        for folder in (run.logs_dir, run.results_dir, run.status_dir, run.env_dir, run.submitit_dir):
+        for folder in (run.logs_dir, run.results_dir, run.status_dir, run.env_dir, run.heartbeat_dir, run.submitit_dir):
             folder.mkdir()
         return run
 
