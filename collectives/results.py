@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import fmean, median, pstdev
@@ -122,55 +121,88 @@ class SummaryRow:
         return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place)
 
 
-def read_rank_results(paths: Iterable[Path]) -> list[RankResult]:
-    """Every record from the given JSON-lines files; a torn last line (killed rank) is skipped."""
-    records: list[RankResult] = []
+def iter_rank_results(paths: Iterable[Path], keep_times: bool = True) -> Iterator[RankResult]:
+    """Every record of the given JSON-lines files, one file at a time; a torn last line (a rank killed
+    while writing) is skipped. Without keep_times the per-iteration lists are dropped as they are read."""
     for path in paths:
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 if not line.endswith("\n"):
                     break
                 if line.strip():
-                    records.append(RankResult.from_json(line))
-    return records
+                    record = RankResult.from_json(line)
+                    if not keep_times:
+                        record.times_us = []
+                    yield record
+
+
+def read_rank_results(paths: Iterable[Path]) -> list[RankResult]:
+    return list(iter_rank_results(paths))
+
+
+@dataclass(slots=True)
+class _Group:
+    """Running aggregate of one row's per-rank records: memory per row, not per rank."""
+
+    first: RankResult
+    ranks: int = 0
+    time_sum: float = 0.0
+    wrong_sum: int = 0
+    checked: bool = True
+    slowest: tuple[float, int, str] = (float("-inf"), -1, "")
+    fastest: tuple[float, int, str] = (float("inf"), -1, "")
+    wrong_ranks: list[int] = field(default_factory=list)
+    page_faults: float = 0.0
+
+    def add(self, r: RankResult) -> None:
+        self.ranks += 1
+        self.time_sum += r.time_us
+        self.checked &= r.wrong >= 0
+        self.wrong_sum += max(r.wrong, 0)
+        if r.wrong > 0:
+            self.wrong_ranks.append(r.rank)
+        self.slowest = max(self.slowest, (r.time_us, r.rank, r.host))
+        self.fastest = min(self.fastest, (r.time_us, r.rank, r.host))
+        self.page_faults = max(self.page_faults, r.page_faults_per_iter)
+
+    def row(self) -> SummaryRow:
+        first = self.first
+        time_us = self.time_sum / self.ranks
+        algbw, busbw = LAYOUTS[first.op].bandwidths(first.count, DTYPES[first.dtype].size, first.nranks, time_us / 1e6)
+        return SummaryRow(
+            op=first.op,
+            size=first.size,
+            count=first.count,
+            dtype=first.dtype,
+            redop=first.redop,
+            root=first.root,
+            in_place=first.in_place,
+            nranks=first.nranks,
+            ranks_reporting=self.ranks,
+            time_us=time_us,
+            algbw=algbw,
+            busbw=busbw,
+            wrong=self.wrong_sum if self.checked else -1,
+            slowest_rank=self.slowest[1],
+            slowest_host=self.slowest[2],
+            slowest_time_us=self.slowest[0],
+            fastest_rank=self.fastest[1],
+            fastest_host=self.fastest[2],
+            fastest_time_us=self.fastest[0],
+            wrong_ranks=sorted(self.wrong_ranks),
+            page_faults_per_iter=self.page_faults,
+            timer=first.timer,
+        )
 
 
 def summarize(records: Iterable[RankResult]) -> list[SummaryRow]:
-    """Aggregate per-rank records into one row per measurement, in the order first measured."""
-    groups: dict[RowKey, list[RankResult]] = defaultdict(list)
+    """Aggregate per-rank records into one row per measurement, in the order first measured;
+    time is the mean over ranks (nccl-tests' -a 1) and bandwidth follows from it."""
+    groups: dict[RowKey, _Group] = {}
     for record in records:
-        groups[(record.op, record.dtype, record.redop, record.root, record.size, record.in_place)].append(record)
-    return [_summarize_group(group) for group in groups.values()]
-
-
-def _summarize_group(group: list[RankResult]) -> SummaryRow:
-    first = group[0]
-    time_us = fmean(r.time_us for r in group)
-    algbw, busbw = LAYOUTS[first.op].bandwidths(first.count, DTYPES[first.dtype].size, first.nranks, time_us / 1e6)
-    slowest = max(group, key=lambda r: r.time_us)
-    fastest = min(group, key=lambda r: r.time_us)
-    checked = all(r.wrong >= 0 for r in group)
-    return SummaryRow(
-        op=first.op,
-        size=first.size,
-        count=first.count,
-        dtype=first.dtype,
-        redop=first.redop,
-        root=first.root,
-        in_place=first.in_place,
-        nranks=first.nranks,
-        ranks_reporting=len(group),
-        time_us=time_us,
-        algbw=algbw,
-        busbw=busbw,
-        wrong=sum(r.wrong for r in group) if checked else -1,
-        slowest_rank=slowest.rank,
-        slowest_host=slowest.host,
-        slowest_time_us=slowest.time_us,
-        fastest_rank=fastest.rank,
-        fastest_host=fastest.host,
-        fastest_time_us=fastest.time_us,
-        wrong_ranks=sorted(r.rank for r in group if r.wrong > 0),
-        page_faults_per_iter=max(r.page_faults_per_iter for r in group),
-        timer=first.timer,
-    )
+        key = (record.op, record.dtype, record.redop, record.root, record.size, record.in_place)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(first=record)
+        group.add(record)
+    return [group.row() for group in groups.values()]

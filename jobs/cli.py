@@ -7,6 +7,10 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
 
 from jobs.config import Config, ConfigError, load_config, to_yaml
 from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
@@ -83,6 +87,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
         if name in ("wait", "report"):
             _add_output_args(command)
+        if name == "report":
+            command.add_argument("--plot", metavar="FILE.png", help="also draw busbw against size (needs matplotlib)")
         command.set_defaults(handler=handler)
     return parser
 
@@ -141,7 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     check_host_memory(cfg)
     run = _new_run(cfg)
-    job = start_local(cfg, to_plain(cfg), run)
+    job = start_local(cfg, _public_config(cfg), run)
     print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
     watch_local(job, run)
     return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
@@ -170,7 +176,7 @@ def _submit(cfg: Config, quiet: bool = False) -> RunDir:
     check_available()
     run = _new_run(cfg)
     try:
-        job_id = submit_run(cfg, to_plain(cfg), run)
+        job_id = submit_run(cfg, _public_config(cfg), run)
     except BaseException:
         shutil.rmtree(run.path, ignore_errors=True)
         raise
@@ -180,9 +186,19 @@ def _submit(cfg: Config, quiet: bool = False) -> RunDir:
     return run
 
 
+def _public_config(cfg: Config) -> dict[str, Any]:
+    """The config as the run directory and the ranks see it: secret-looking env values are exported
+    into the environment the ranks inherit (local controller, or sbatch's --export=ALL) instead."""
+    from jobs.environment import withhold_secrets
+
+    public, secrets = withhold_secrets(to_plain(cfg))
+    os.environ.update(secrets)
+    return public
+
+
 def _new_run(cfg: Config) -> RunDir:
     run = RunDir.create(cfg.output_dir, cfg.launcher)
-    run.config_file.write_text(to_yaml(cfg), encoding="utf-8")
+    run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(_public_config(cfg))), encoding="utf-8")
     run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes)
     return run
 
@@ -284,8 +300,25 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from jobs.analysis import analyse
+    from jobs.report import result_files
+
     run = _find(args)
-    return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
+    outcome = finalize(run, _thresholds(args))
+    if args.plot:
+        from jobs.plot import plot_busbw
+
+        plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
+    if args.format == "table":
+        from collectives.results import iter_rank_results
+
+        code = _print_outcome(outcome, run, "table")
+        print("\n".join(analyse(iter_rank_results(result_files(run), keep_times=False), run).lines()), flush=True)
+    else:
+        code = _print_outcome(outcome, run, args.format)
+    if args.plot:
+        print(f"collbench: plot written to {args.plot}", file=sys.stderr)
+    return code
 
 
 def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:

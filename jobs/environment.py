@@ -15,10 +15,30 @@ SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE|API_
 REDACTED = "<redacted>"
 
 
+FROM_ENVIRONMENT = "<passed through the environment>"
+"""What a secret-looking env value becomes in every file a run writes (config.yaml, submitit's pickle)."""
+
+
+def is_secret_name(name: str) -> bool:
+    return SECRET_NAME.search(name.upper()) is not None
+
+
+def withhold_secrets(config_plain: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The config with secret-looking env values replaced, and those values, which the launcher
+    exports into the environment its ranks inherit instead of writing them anywhere."""
+    env = dict(config_plain.get("env", {}))
+    secrets = {name: value for name, value in env.items() if is_secret_name(name)}
+    public = {
+        **config_plain,
+        "env": {name: FROM_ENVIRONMENT if name in secrets else value for name, value in env.items()},
+    }
+    return public, secrets
+
+
 def captured_variables(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables worth comparing across ranks, secrets redacted."""
     return {
-        name: (REDACTED if SECRET_NAME.search(name.upper()) else value)
+        name: (REDACTED if is_secret_name(name) else value)
         for name, value in sorted(environ.items())
         if name.upper().startswith(CAPTURED_PREFIXES)
     }

@@ -24,6 +24,7 @@ class StackDumps:
     def __init__(self, log_file: Path, watchdog_s: float) -> None:
         self.handle: TextIO = log_file.open("a", encoding="utf-8")
         self.watchdog_s = watchdog_s
+        self.closed = False
         faulthandler.enable(file=self.handle, all_threads=True)
         for signum in DUMP_SIGNALS:
             faulthandler.register(signum, file=self.handle, all_threads=True, chain=True)
@@ -32,7 +33,7 @@ class StackDumps:
     def rearm(self) -> None:
         """Dump every thread's stack if this rank shows no progress for watchdog_s from now."""
         faulthandler.cancel_dump_traceback_later()
-        if self.watchdog_s > 0:
+        if self.watchdog_s > 0 and not self.closed:
             faulthandler.dump_traceback_later(self.watchdog_s, repeat=False, file=self.handle)
 
     def dump_now(self, reason: str) -> None:
@@ -42,6 +43,7 @@ class StackDumps:
         self.handle.flush()
 
     def close(self) -> None:
+        self.closed = True
         faulthandler.cancel_dump_traceback_later()
         for signum in DUMP_SIGNALS:
             faulthandler.unregister(signum)

@@ -113,6 +113,8 @@ def read_lines(
             at, level = stamp[0], stamp[1]
             host = stamp[2] or host
             stamped_yet = True
+            if stamp[2] and source.kind != "log":
+                continue  # rank 0 echoes its collbench log to stderr: the log file has it already
         if not stamped_yet and len(lead) < LEAD_LIMIT:
             lead.append((seq, text))
             continue

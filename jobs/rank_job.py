@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from loguru import logger
 
 from jobs.config import Config, config_from_plain
-from jobs.environment import capture_environment
+from jobs.environment import FROM_ENVIRONMENT, capture_environment
 from jobs.heartbeat import Heartbeat, StackDumps
 from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
@@ -94,7 +94,7 @@ def _record_early_failure(run: RunDir, error: Exception) -> None:
 
 def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str, str]:
     """The config's env section, torchrun-style variables, and NCCL_DEBUG_FILE inside the run."""
-    env = dict(cfg.env)
+    env = {name: value for name, value in cfg.env.items() if value != FROM_ENVIRONMENT}  # secrets: inherited
     if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
         env["NCCL_DEBUG_FILE"] = str(run.nccl_debug_log(placement.rank))
     env.update(placement.torch_env())

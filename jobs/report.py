@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
 
-from collectives.results import SummaryRow, read_rank_results, summarize
+from collectives.results import SummaryRow, iter_rank_results, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.config import Config, config_from_plain
 from jobs.rundir import RunDir, read_json, write_json_atomic
@@ -61,6 +62,10 @@ def load_run_config(run: RunDir) -> Config:
     return config_from_plain({str(k): v for k, v in data.items()})
 
 
+def result_files(run: RunDir) -> list[Path]:
+    return sorted(run.results_dir.glob("rank-*.jsonl"))
+
+
 def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
     statuses = {}
     for path in sorted(run.status_dir.glob("rank-*.json")):
@@ -76,7 +81,7 @@ def assess(run: RunDir, thresholds: Thresholds | None = None) -> RunOutcome:
     """Every rank's state and the aggregated rows, with what went wrong."""
     cfg = load_run_config(run)
     statuses = read_statuses(run)
-    rows = summarize(read_rank_results(sorted(run.results_dir.glob("rank-*.jsonl"))))
+    rows = summarize(iter_rank_results(result_files(run), keep_times=False))
     outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows)
     outcome.problems = _rank_problems(cfg.world_size, statuses) + _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)

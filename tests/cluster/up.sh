@@ -114,6 +114,8 @@ AccountingStoragePort=$DBD_PORT
 # the slurmdbd connection ignores AuthInfo=socket=...; for munge it takes the socket from here
 AccountingStoragePass=$MUNGESOCK
 JobCompType=jobcomp/none
+# per-node environment for tests: $LAB/etc/node-env/<node> holds NAME=value lines for that node's tasks
+TaskProlog=$LAB/etc/taskprolog.sh
 CONF
 for i in $(seq 1 "$NNODES"); do
   echo "NodeName=n$i NodeHostname=n$i NodeAddr=$NET.1$i CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN"
@@ -128,6 +130,14 @@ mv "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"
   for i in $(seq 1 "$NNODES"); do echo "$NET.1$i n$i"; done
   for i in $(seq 1 "$NNODES"); do echo "::ffff:$NET.1$i n$i"; done
 } > "$LAB/etc/hosts"
+mkdir -p "$LAB/etc/node-env"
+cat > "$LAB/etc/taskprolog.sh" <<PROLOG
+#!/bin/sh
+f=$LAB/etc/node-env/\$(hostname)
+[ -f "\$f" ] && sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*=.*\)\$/export \1/p' "\$f"
+exit 0
+PROLOG
+chmod 755 "$LAB/etc/taskprolog.sh"
 say "config written: $SLURM_CONF"
 
 # ---- 5. accounting: MariaDB on loopback, slurmdbd (submitit reads job states with sacct)

@@ -1,0 +1,84 @@
+"""A local run with a hung or slow rank: status, logs and report name it, and its stack is in its log."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import collbench
+
+pytestmark = pytest.mark.integration
+
+SMALL = ["bench.ops=[all_reduce]", "bench.max_bytes=4K", "bench.iters=3", "bench.warmup_iters=1", "output_dir=runs"]
+
+
+def wait_for(predicate: object, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def test_a_hung_rank_is_named_by_status_logs_and_report(workdir: Path) -> None:
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "jobs.cli", "run", "faults.hang_rank=1", "timeouts.collective_s=12",
+         "timeouts.watchdog_s=2", *SMALL],
+        cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: list((workdir / "runs").glob("*/heartbeat/rank-00000.json")))
+        run = next((workdir / "runs").glob("*"))
+        wait_for(lambda: '"phase": "start"' in (run / "heartbeat" / "rank-00000.json").read_text())
+        log1 = run / "logs" / "rank-00001.log"
+        wait_for(lambda: "Timeout (" in log1.read_text())  # the watchdog dumped the hung rank's stacks
+        status = collbench("status", str(run), cwd=workdir)
+        assert re.search(r"behind the rest: 1 rank\(s\): 1 \(vm, initialising", status.stdout), status.stdout
+        assert re.search(r"^\s+1\s+vm\s+running\s", status.stdout, re.M)
+    finally:
+        _, err = launcher.communicate(timeout=120)
+    assert launcher.returncode == 1
+    assert "rank 1 on vm did not finish" in err
+
+    logs = collbench("logs", str(run), "--rank", "1", cwd=workdir)
+    lines = logs.stdout.splitlines()
+    assert lines and all(line.startswith("    1 vm") for line in lines)
+    text = logs.stdout
+    assert "Timeout (" in text and "in _inject_faults" in text  # the stack shows where it hung
+    report = collbench("report", str(run), cwd=workdir)
+    assert report.returncode == 1 and "rank 1 on vm did not finish" in report.stderr
+
+
+def test_logs_filter_by_host_level_pattern_and_tail(workdir: Path) -> None:
+    run = collbench("run", "ranks=3", *SMALL, cwd=workdir).run_dir()
+    everything = collbench("logs", str(run), cwd=workdir).stdout.splitlines()
+    assert {line.split()[0] for line in everything} == {"0", "1", "2"}
+    stamps = [m.group(1) for line in everything if (m := re.search(r"\| (\d{4}-\S+) \|", line))]
+    assert stamps == sorted(stamps), "merged in time order"
+    assert collbench("logs", str(run), "--host", "elsewhere", cwd=workdir).stdout == ""
+    warnings = collbench("logs", str(run), "--level", "WARNING", cwd=workdir).stdout
+    assert "| INFO " not in warnings and "| DEBUG " not in warnings
+    finished = collbench("logs", str(run), "--grep", r"finished: \d+ results", cwd=workdir).stdout.splitlines()
+    assert len(finished) == 3
+    assert len(collbench("logs", str(run), "--tail", "4", cwd=workdir).stdout.splitlines()) == 4
+    assert collbench("logs", str(run), "--rank", "1-", cwd=workdir).returncode == 2
+
+
+def test_a_slow_rank_is_named_a_straggler_by_report(workdir: Path) -> None:
+    run = collbench("run", "ranks=3", "faults.slow_rank=2", "faults.slow_ms=60", *SMALL, cwd=workdir).run_dir()
+    report = collbench("report", str(run), cwd=workdir)
+    assert report.returncode == 0, report.stderr
+    assert re.search(r"straggler: rank 2 on vm: starts its measurements \d+\.\d ms after the first rank", report.stdout)
+    assert "straggler: rank 0" not in report.stdout and "straggler: rank 1" not in report.stdout
+
+
+def test_report_plots_busbw_against_size(workdir: Path) -> None:
+    pytest.importorskip("matplotlib")
+    run = collbench("run", *SMALL, cwd=workdir).run_dir()
+    plot = workdir / "busbw.png"
+    assert collbench("report", str(run), "--plot", str(plot), cwd=workdir).returncode == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
