@@ -191,3 +191,63 @@ def test_an_unreachable_controller_is_a_clear_error_without_hanging(slurm_cluste
     assert result.returncode == 3
     assert "Slurm's controller is not reachable" in result.stderr
     assert not (workdir / "runs").exists()
+
+
+def test_a_straggler_on_one_node_is_named_with_its_host(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, _ = submit(
+        slurm_cluster,
+        workdir,
+        "nodes=2",
+        "slurm.tasks_per_node=1",
+        "bench.ops=[all_reduce]",
+        "faults.slow_rank=1",
+        "faults.slow_ms=80",
+    )
+    assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    report = collbench("report", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert re.search(r"straggler: rank 1 on n2: starts its measurements \d+\.\d ms after", report.stdout), report.stdout
+    assert "# slowest host: n2 " in report.stdout
+    logs = collbench("logs", job_id, "--rank", "1", "--output-dir", str(workdir / "runs"), cwd=workdir,
+                     env=slurm_cluster.env())  # fmt: skip
+    assert logs.stdout and all(line.startswith("    1 n2 ") for line in logs.stdout.splitlines())
+
+
+def test_a_hung_rank_on_slurm_is_behind_and_leaves_its_stack(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(
+        slurm_cluster,
+        workdir,
+        "nodes=2",
+        "slurm.tasks_per_node=1",
+        "bench.ops=[all_reduce]",
+        "faults.hang_rank=1",
+        "timeouts.collective_s=20",
+        "timeouts.watchdog_s=3",
+    )
+    log1 = run / "logs" / "rank-00001.log"
+    deadline = time.monotonic() + 120
+    while not (log1.exists() and "Timeout (" in log1.read_text()):
+        assert time.monotonic() < deadline, "the hung rank never dumped its stacks"
+        time.sleep(0.5)
+    status = collbench("status", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert re.search(r"behind the rest: 1 rank\(s\): 1 \(n2, initialising", status.stdout), status.stdout
+    result = wait(slurm_cluster, workdir, job_id)
+    assert result.returncode == 1 and f"job {job_id} ended FAILED" in result.stderr
+    assert "rank 0 on n1 failed first" in result.stderr and "rank 1 on n2 did not finish" in result.stderr
+    assert "in _inject_faults" in log1.read_text()
+
+
+def test_an_environment_that_differs_on_one_node_is_flagged(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    odd = slurm_cluster.slurm_conf.parent / "node-env" / "n2"  # read by the cluster's TaskProlog
+    odd.write_text("NCCL_IB_HCA=mlx5_9\n")
+    shell = {**slurm_cluster.env(), "NCCL_IB_HCA": "mlx5_0", "NCCL_PASSWORD_FOR_TEST": "s3cr3t-value"}
+    try:
+        job_id, run = submit(slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=1", "bench.ops=[all_reduce]",
+                             env=shell)  # fmt: skip
+        assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    finally:
+        odd.unlink()
+    report = collbench("report", str(run), cwd=workdir, env=slurm_cluster.env())
+    assert "# environment differs: NCCL_IB_HCA: 'mlx5_0' on 1 rank(s) (n1); 'mlx5_9' on 1 rank(s) (n2)" in report.stdout
+    for path in run.rglob("*"):
+        if path.is_file():
+            assert b"s3cr3t-value" not in path.read_bytes(), f"a secret reached {path}"
