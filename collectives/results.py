@@ -13,6 +13,12 @@ from collectives.dtypes import DTYPES
 from collectives.layout import LAYOUTS
 
 RESULT_FORMAT_VERSION = 1
+KNOWN_FORMAT_VERSIONS = frozenset({1})
+"""Result-file versions this collbench reads; a newer one is refused with a clear error."""
+
+
+class ResultFormatError(ValueError):
+    """A results file this collbench cannot read: not JSON lines, or a format version it does not know."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -55,6 +61,8 @@ class RankResult:
     """host (monotonic clock, op completed), cuda_events, or cuda_graph."""
     first_wrong_index: int = -1
     """Index of the first wrong element in this rank's output, -1 if none."""
+    requested_size: int = 0
+    """The size the sweep asked for, before nccl-tests' rounding (0 in files that predate it: use size)."""
     started_at: float = 0.0
     """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
     version: int = RESULT_FORMAT_VERSION
@@ -63,8 +71,22 @@ class RankResult:
         return json.dumps(asdict(self), separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, line: str) -> RankResult:
-        data = json.loads(line)
+    def from_json(cls, line: str, where: str = "results") -> RankResult:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ResultFormatError(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
+        if not isinstance(data, dict):
+            raise ResultFormatError(f"{where}: expected a JSON object per line, got {type(data).__name__}")
+        version = data.get("version", 1)
+        if version not in KNOWN_FORMAT_VERSIONS:
+            known = ", ".join(map(str, sorted(KNOWN_FORMAT_VERSIONS)))
+            raise ResultFormatError(
+                f"{where}: result format version {version!r} is not one this collbench reads ({known})"
+            )
+        missing = [name for name in ("op", "size", "count", "dtype", "rank", "time_us", "nranks") if name not in data]
+        if missing:
+            raise ResultFormatError(f"{where}: a result line lacks {', '.join(missing)}")
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
@@ -115,6 +137,8 @@ class SummaryRow:
     page_faults_per_iter: float
     """The most minor page faults any rank took per timed call."""
     timer: str
+    requested_size: int
+    """The sweep's size before rounding: what lines up across runs of different rank counts."""
 
     @property
     def key(self) -> RowKey:
@@ -126,11 +150,11 @@ def iter_rank_results(paths: Iterable[Path], keep_times: bool = True) -> Iterato
     while writing) is skipped. Without keep_times the per-iteration lists are dropped as they are read."""
     for path in paths:
         with path.open(encoding="utf-8") as handle:
-            for line in handle:
+            for number, line in enumerate(handle, start=1):
                 if not line.endswith("\n"):
                     break
                 if line.strip():
-                    record = RankResult.from_json(line)
+                    record = RankResult.from_json(line, f"{path}:{number}")
                     if not keep_times:
                         record.times_us = []
                     yield record
@@ -192,6 +216,7 @@ class _Group:
             wrong_ranks=sorted(self.wrong_ranks),
             page_faults_per_iter=self.page_faults,
             timer=first.timer,
+            requested_size=first.requested_size or first.size,
         )
 
 

@@ -212,6 +212,7 @@ def _result(
         page_faults_per_iter=timing.page_faults_per_iter,
         timer=timing.timer,
         first_wrong_index=first_wrong,
+        requested_size=m.step.size,
         min_us=stats["min_us"],
         median_us=stats["median_us"],
         p99_us=stats["p99_us"],

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from omegaconf import OmegaConf
-
+from collectives.results import ResultFormatError
 from jobs.config import Config, ConfigError, load_config, to_yaml
 from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
 from jobs.rundir import RunDir, find_run
-from jobs.schema import to_plain
+from jobs.runs import new_run, public_config, require_slurm, submit_new_run
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
@@ -25,13 +22,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     # overrides may sit on either side of options: `run ranks=4 --format json bench.iters=5`
-    if extra and hasattr(args, "overrides") and all("=" in token and not token.startswith("-") for token in extra):
-        args.overrides += extra
+    loose = "overrides" if hasattr(args, "overrides") else "words" if hasattr(args, "words") else None
+    if extra and loose and all("=" in token and not token.startswith("-") for token in extra):
+        setattr(args, loose, getattr(args, loose) + extra)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args))
-    except (ConfigError, FileNotFoundError) as error:
+    except (ConfigError, FileNotFoundError, ResultFormatError) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (SlurmUnavailable, SubmissionFailed) as error:
@@ -73,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
     logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
     logs.set_defaults(handler=_cmd_logs)
+
+    from jobs.cli_sweeps import add_commands
+
+    add_commands(commands)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),
@@ -146,8 +148,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from jobs.launch_local import check_host_memory, start_local, watch_local
 
     check_host_memory(cfg)
-    run = _new_run(cfg)
-    job = start_local(cfg, _public_config(cfg), run)
+    run = new_run(cfg)
+    job = start_local(cfg, public_config(cfg), run)
     print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
     watch_local(job, run)
     return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
@@ -155,11 +157,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
-    if cfg.launcher != "slurm":
-        raise ConfigError(
-            f"launcher: {cfg.launcher!r} cannot be submitted; use collbench run, or a Slurm config "
-            "(--config slurm) or launcher=slurm"
-        )
+    require_slurm(cfg)
     from jobs.launch_slurm import dry_run_script
 
     if args.dry_run:
@@ -170,36 +168,13 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 
 
 def _submit(cfg: Config, quiet: bool = False) -> RunDir:
-    from jobs.launch_slurm import submit_run
     from slurm.submission import check_available
 
     check_available()
-    run = _new_run(cfg)
-    try:
-        job_id = submit_run(cfg, _public_config(cfg), run)
-    except BaseException:
-        shutil.rmtree(run.path, ignore_errors=True)
-        raise
+    run, job_id = submit_new_run(cfg)
     out = sys.stderr if quiet else sys.stdout
     print(f"job {job_id}", file=out)
     print(f"run directory {run.path}", file=out, flush=True)
-    return run
-
-
-def _public_config(cfg: Config) -> dict[str, Any]:
-    """The config as the run directory and the ranks see it: secret-looking env values are exported
-    into the environment the ranks inherit (local controller, or sbatch's --export=ALL) instead."""
-    from jobs.environment import withhold_secrets
-
-    public, secrets = withhold_secrets(to_plain(cfg))
-    os.environ.update(secrets)
-    return public
-
-
-def _new_run(cfg: Config) -> RunDir:
-    run = RunDir.create(cfg.output_dir, cfg.launcher)
-    run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(_public_config(cfg))), encoding="utf-8")
-    run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes)
     return run
 
 

@@ -42,8 +42,28 @@ SLURM_STATES: dict[str, StateInfo] = {
 
 UNKNOWN = StateInfo("unknown", False)
 
+NEVER_STARTS = frozenset(
+    {
+        "PartitionNodeLimit",
+        "PartitionTimeLimit",
+        "PartitionConfig",
+        "BadConstraints",
+        "InvalidAccount",
+        "InvalidQOS",
+        "QOSMaxNodePerJobLimit",
+        "AssocMaxNodesPerJobLimit",
+        "AssocMaxWallDurationPerJobLimit",
+        "QOSMaxWallDurationPerJobLimit",
+        "DependencyNeverSatisfied",
+    }
+)
+"""Pending reasons under which a job can never start as submitted: treated as a final failure."""
+
 
 def state_info(slurm_state: str) -> StateInfo:
-    """sacct/squeue's state ('CANCELLED by 0', 'RUNNING') -> its meaning."""
-    word = slurm_state.strip().split(" ")[0].rstrip("+") if slurm_state.strip() else ""
+    """sacct/squeue's state ('CANCELLED by 0', 'RUNNING', 'PENDING (PartitionNodeLimit)') -> its meaning."""
+    words = slurm_state.strip().split()
+    word = words[0].rstrip("+") if words else ""
+    if word == "PENDING" and len(words) > 1 and words[1].strip("()") in NEVER_STARTS:
+        return StateInfo("failed", True)
     return SLURM_STATES.get(word, UNKNOWN)

@@ -103,10 +103,10 @@ def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
 def job_state(job_id: str) -> str:
     """The job's state word: from the controller (squeue) while it remembers the job, which is
     current, then from accounting (sacct), which lags behind by a moment but keeps old jobs."""
-    queued = _run(["squeue", "-j", job_id, "-h", "-t", "all", "-o", "%T"])
+    queued = _run(["squeue", "-j", job_id, "-h", "-t", "all", "-o", "%T %r"])
     words = queued.stdout.split()
     if queued.returncode == 0 and words:
-        return words[0]
+        return f"PENDING ({words[1]})" if words[0] == "PENDING" and len(words) > 1 else words[0]
     result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "State"])
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     return lines[0].strip() if result.returncode == 0 and lines else "UNKNOWN"

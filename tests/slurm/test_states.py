@@ -7,6 +7,8 @@ from slurm.states import state_info
     ("state", "phase", "final"),
     [
         ("PENDING", "pending", False),
+        ("PENDING (Resources)", "pending", False),
+        ("PENDING (PartitionNodeLimit)", "failed", True),
         ("RUNNING", "running", False),
         ("COMPLETING", "running", False),
         ("COMPLETED", "completed", True),
