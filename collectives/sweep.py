@@ -103,11 +103,6 @@ def _ignore_progress(progress: Progress) -> None:
     return None
 
 
-def count_measurements(settings: BenchSettings, nranks: int) -> int:
-    steps, _ = plan_sweep(settings, nranks)
-    return sum(len(LAYOUTS[step.op].placements) for step in steps)
-
-
 def run_sweep(
     settings: BenchSettings,
     ctx: RankContext,
