@@ -231,3 +231,17 @@ def summarize(records: Iterable[RankResult]) -> list[SummaryRow]:
             group = groups[key] = _Group(first=record)
         group.add(record)
     return [group.row() for group in groups.values()]
+
+
+def headline_rows(rows: Iterable[SummaryRow]) -> dict[tuple[str, int], SummaryRow]:
+    """(op, requested size) -> the row nccl-tests would read first: out-of-place where measured, root 0
+    or none. Keyed by the size asked for, so that runs of different rank counts, whose rounded sizes
+    differ, line up."""
+    chosen: dict[tuple[str, int], SummaryRow] = {}
+    for row in rows:
+        if row.root not in (-1, 0):
+            continue
+        key = (row.op, row.requested_size)
+        if key not in chosen or (chosen[key].in_place and not row.in_place):
+            chosen[key] = row
+    return chosen

@@ -7,13 +7,12 @@ import sys
 import time
 from pathlib import Path
 
-from collectives.results import SummaryRow
 from jobs.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.config import ConfigError, load_config
 from jobs.report import finalize
-from jobs.rundir import RunDir, find_run
+from jobs.rundir import RunDir, find_run, write_json_atomic
 from jobs.runs import require_slurm, submit_new_run
-from jobs.scale import Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
+from jobs.scale import RunAssessment, Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
 from slurm.submission import SubmissionFailed
 
 SWEEP_ACTIONS = ("status", "wait", "report")
@@ -118,21 +117,28 @@ def _wait(sweep: Sweep, args: argparse.Namespace) -> int:
 
 
 def _report(sweep: Sweep, args: argparse.Namespace) -> int:
-    def assess(run: RunDir) -> tuple[list[SummaryRow], list[str], str]:
-        outcome = finalize(run)
-        return outcome.rows, outcome.problems, _state(run)
-
-    lines, per_nodes, complete = scale_report(sweep, assess)
-    text = "\n".join(lines) + "\n"
+    report = scale_report(sweep, _assess)
+    text = "\n".join(report.lines()) + "\n"
     sweep.report_file.write_text(text, encoding="utf-8")
+    write_json_atomic(sweep.report_json, report.to_plain())
     print(text, end="")
     print(f"# Sweep directory: {sweep.path}")
     if args.plot:
         from jobs.plot import plot_scaling
 
-        plot_scaling(per_nodes, Path(args.plot), f"collbench {sweep.sweep_id}")
+        plot_scaling(report.per_nodes, Path(args.plot), f"collbench {sweep.sweep_id}")
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
-    return 0 if complete else 1
+    return 0 if report.complete else 1
+
+
+def _assess(run: RunDir) -> RunAssessment:
+    outcome = finalize(run)
+    if run.read_meta().get("launcher") != "slurm":
+        return RunAssessment(outcome.rows, outcome.problems, "local", True)
+    from jobs.launch_slurm import current_state
+
+    state = current_state(run)
+    return RunAssessment(outcome.rows, outcome.problems, state.slurm_state, state.info.final)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

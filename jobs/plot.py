@@ -6,7 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, headline_rows
 from jobs.schema import ConfigError
 
 
@@ -24,11 +24,8 @@ def _pyplot() -> Any:
 def plot_busbw(rows: list[SummaryRow], path: Path, title: str) -> None:
     plt = _pyplot()
     lines: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for row in rows:
-        # one line per op: out-of-place where measured (nccl-tests' first column), else in-place
-        placements = {r.in_place for r in rows if r.op == row.op}
-        if row.in_place == (placements == {True}) and row.root in (-1, 0):
-            lines[row.op].append((row.size, row.busbw))
+    for row in headline_rows(rows).values():  # one line per op, as nccl-tests' first busbw column
+        lines[row.op].append((row.size, row.busbw))
     figure, axes = plt.subplots(figsize=(8, 5))
     for op, points in lines.items():
         points.sort()

@@ -98,16 +98,30 @@ def _rank_problems(world_size: int, statuses: dict[int, dict[str, Any]]) -> list
         problems.append(f"rank {first['rank']} on {first['host']} failed first: {first.get('error', '?')}")
         for later in failed[1:]:
             problems.append(f"rank {later['rank']} on {later['host']} failed after it: {later.get('error', '?')}")
+    never_started = [rank for rank in range(world_size) if rank not in statuses]
+    if len(never_started) == world_size:
+        problems.append(f"no rank started (none of the {world_size} wrote a status file)")
+    elif never_started:
+        problems.append(f"rank(s) {rank_spans(never_started)} never started (no status file)")
     for rank in range(world_size):
         status = statuses.get(rank)
-        if status is None:
-            problems.append(f"rank {rank} never started (no status file)")
-        elif status["state"] in ("running", "stopped"):
+        if status is not None and status["state"] in ("running", "stopped"):
             problems.append(
                 f"rank {rank} on {status['host']} did not finish: never failed itself, so it hung, ran slow, "
                 "or was killed"
             )
     return problems
+
+
+def rank_spans(ranks: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8'."""
+    spans: list[list[int]] = []
+    for rank in sorted(ranks):
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:

@@ -3,7 +3,8 @@
     <output_dir>/sweep-<YYYYmmdd-HHMMSS>-<6 hex>/
       sweep.json       the node counts and, for each, its run directory, Slurm job id, or why it failed
       <run dirs>       one ordinary run per node count (every other command works on each)
-      scale.txt        the scaling report, once rendered
+      scale.txt        the scaling report, as printed by `collbench scale report`
+      scale.json       the same figures for programs: each node count's outcome, busbw and efficiency
 
 Slurm job arrays share one resource request, so jobs of different node counts cannot be one array:
 each node count is its own job, submitted at once.
@@ -11,16 +12,17 @@ each node count is its own job, submitted at once.
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, headline_rows
 from jobs.rundir import RunDir, read_json, write_json_atomic
 from jobs.schema import ConfigError
 
@@ -82,6 +84,10 @@ class Sweep:
     def report_file(self) -> Path:
         return self.path / "scale.txt"
 
+    @property
+    def report_json(self) -> Path:
+        return self.path / "scale.json"
+
     def read(self) -> dict[str, Any]:
         return read_json(self.meta_file)
 
@@ -132,72 +138,168 @@ def runs_by_nodes(sweep: Sweep) -> dict[int, RunDir]:
 
 # ---- the scaling report
 
-Assess = Callable[[RunDir], tuple[list[SummaryRow], list[str], str]]
-"""(rows, problems, Slurm state) of one run of the sweep."""
+Cells = dict[tuple[str, int], SummaryRow]
+"""(op, requested size) -> that node count's headline row."""
 
 
-def headline_rows(rows: list[SummaryRow]) -> dict[tuple[str, int], SummaryRow]:
-    """(op, requested size) -> the row nccl-tests would read first: out-of-place where measured, root 0
-    or none. Keyed by the size asked for, so that 4 and 6 ranks' rounded sizes line up."""
-    chosen: dict[tuple[str, int], SummaryRow] = {}
-    for row in rows:
-        if row.root not in (-1, 0):
-            continue
-        key = (row.op, row.requested_size)
-        if key not in chosen or (chosen[key].in_place and not row.in_place):
-            chosen[key] = row
-    return chosen
+@dataclass(frozen=True, slots=True)
+class RunAssessment:
+    """What the scaling report needs to know about one run of the sweep."""
+
+    rows: list[SummaryRow]
+    problems: list[str]
+    state: str
+    """The Slurm state ('COMPLETED', 'PENDING (PartitionNodeLimit)', ...) or 'local'."""
+    final: bool
 
 
-def scale_report(sweep: Sweep, assess: Assess) -> tuple[list[str], dict[int, dict[tuple[str, int], SummaryRow]], bool]:
-    """Lines of the report, the busbw rows per node count, and whether every node count completed."""
-    per_nodes: dict[int, dict[tuple[str, int], SummaryRow]] = {}
-    failures: list[str] = []
+Assess = Callable[[RunDir], RunAssessment]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOutcome:
+    nodes: int
+    outcome: Literal["completed", "failed", "not finished", "not submitted"]
+    why: str = ""
+    job_id: str | None = None
+    run_dir: str | None = None
+    state: str = ""
+
+    def line(self) -> str:
+        job = f"job {self.job_id} " if self.job_id else ""
+        return f"# {self.nodes} node(s): {self.outcome.upper()}: {job}{self.why}".rstrip(": ")
+
+
+@dataclass(frozen=True, slots=True)
+class OpScaling:
+    """One op's busbw by requested size and node count, with the efficiency against the base count."""
+
+    op: str
+    counts: list[int]
+    base: int | None
+    """The smallest node count that measured any busbw for this op."""
+    busbw: dict[int, dict[int, float]]
+    """size -> node count -> busbw (GB/s), where that count measured that size."""
+
+    def efficiency(self, size: int, nodes: int) -> float | None:
+        by_nodes = self.busbw.get(size, {})
+        if self.base is None or nodes <= self.base or nodes not in by_nodes or not by_nodes.get(self.base):
+            return None
+        return by_nodes[nodes] / by_nodes[self.base]
+
+    def table(self) -> list[str]:
+        eff_counts = [n for n in self.counts if self.base is not None and n > self.base]
+        # the size column is the size asked for; each run's own table shows its rounded sizes
+        header = f"#{'size (B)':>11}" + "".join(f"{_nodes_label(n):>11}" for n in self.counts)
+        header += "".join(f"{f'eff {n}':>9}" for n in eff_counts)
+        lines = [
+            f"# collbench scale {self.op}: busbw (GB/s) by message size and node count; efficiency = busbw / "
+            f"busbw at {self.base if self.base is not None else '-'} node(s)",
+            header,
+        ]
+        decimals = self._decimals()
+        for size, by_nodes in sorted(self.busbw.items()):
+            line = f"{size:>12}" + "".join(f"{_busbw_cell(by_nodes.get(n), decimals):>11}" for n in self.counts)
+            for n in eff_counts:
+                eff = self.efficiency(size, n)
+                line += f"{'-' if eff is None else f'{eff:.2f}':>9}"
+            lines.append(line)
+        return [*lines, "#"]
+
+    def _decimals(self) -> int:
+        """nccl-tests' two decimals, or enough for three significant digits of the smallest busbw (gloo on
+        small messages sits far below 0.01 GB/s), at most eight."""
+        smallest = min((v for by_n in self.busbw.values() for v in by_n.values() if v > 0), default=1.0)
+        return 2 if smallest >= 0.01 else min(8, 2 - math.floor(math.log10(smallest)))
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "base_nodes": self.base,
+            "rows": [
+                {
+                    "size": size,
+                    "busbw": {str(n): v for n, v in sorted(by_nodes.items())},
+                    "efficiency": {str(n): eff for n in self.counts if (eff := self.efficiency(size, n)) is not None},
+                }
+                for size, by_nodes in sorted(self.busbw.items())
+            ],
+        }
+
+
+def _nodes_label(n: int) -> str:
+    return f"{n} node" + ("s" if n > 1 else "")
+
+
+def _busbw_cell(value: float | None, decimals: int) -> str:
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleReport:
+    sweep_id: str
+    outcomes: list[NodeOutcome]
+    ops: list[OpScaling]
+    per_nodes: dict[int, Cells]
+
+    @property
+    def complete(self) -> bool:
+        return all(o.outcome == "completed" for o in self.outcomes)
+
+    def lines(self) -> list[str]:
+        lines = [line for op in self.ops for line in op.table()]
+        failures = [o.line() for o in self.outcomes if o.outcome != "completed"]
+        return lines + (failures or ["# every node count completed"])
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "sweep_id": self.sweep_id,
+            "complete": self.complete,
+            "nodes": [asdict(o) for o in self.outcomes],
+            "ops": [op.to_plain() for op in self.ops],
+        }
+
+
+def scale_report(sweep: Sweep, assess: Assess) -> ScaleReport:
+    per_nodes: dict[int, Cells] = {}
+    outcomes = []
     for entry in sweep.entries():
-        nodes = int(entry["nodes"])
-        if not entry.get("run_dir"):
-            failures.append(f"# {nodes} node(s): FAILED before running: {entry.get('error') or 'not submitted'}")
+        nodes, job_id, run_dir = int(entry["nodes"]), entry.get("job_id"), entry.get("run_dir")
+        if not run_dir:
+            outcomes.append(NodeOutcome(nodes, "not submitted", entry.get("error") or "no job was submitted"))
             continue
-        rows, problems, state = assess(RunDir(Path(entry["run_dir"])))
-        per_nodes[nodes] = headline_rows(rows)
-        if problems or state not in ("COMPLETED", "local"):
-            why = "; ".join(problems[:3]) or "no problem recorded by the ranks"
-            failures.append(f"# {nodes} node(s): FAILED: job {entry.get('job_id')} ended {state}: {why}")
-    lines: list[str] = []
+        seen = assess(RunDir(Path(run_dir)))
+        per_nodes[nodes] = headline_rows(seen.rows)
+        outcome, why = _judge(seen)
+        outcomes.append(NodeOutcome(nodes, outcome, why, job_id, run_dir, seen.state))
     counts = sorted(per_nodes)
-    ops = list(dict.fromkeys(op for table in per_nodes.values() for op, _ in table))
-    for op in ops:
-        lines += _op_table(op, counts, per_nodes)
-    lines += failures or ["# every node count completed"]
-    return lines, per_nodes, not failures
+    ops = list(dict.fromkeys(op for cells in per_nodes.values() for op, _ in cells))
+    return ScaleReport(sweep.sweep_id, outcomes, [_op_scaling(op, counts, per_nodes) for op in ops], per_nodes)
 
 
-def _op_table(op: str, counts: list[int], per_nodes: dict[int, dict[tuple[str, int], SummaryRow]]) -> list[str]:
-    sizes = sorted({size for table in per_nodes.values() for name, size in table if name == op})
-    base = next((n for n in counts if any(r.busbw > 0 for (o, _), r in per_nodes[n].items() if o == op)), None)
-    eff_counts = [n for n in counts if base is not None and n > base]
-    # the size column is the size asked for; each run's own table shows its rounded sizes
-    header = f"#{'size (B)':>11}" + "".join(f"{f'{n} node' + ('s' if n > 1 else ''):>11}" for n in counts)
-    header += "".join(f"{f'eff {n}':>9}" for n in eff_counts)
-    lines = [
-        f"# collbench scale {op}: busbw (GB/s) by message size and node count; efficiency = busbw / busbw at "
-        f"{base if base is not None else '-'} node(s)",
-        header,
-    ]
-    for size in sizes:
-        cells = [per_nodes[n].get((op, size)) for n in counts]
-        line = f"{size:>12}" + "".join(f"{c.busbw:>11.2f}" if c else f"{'-':>11}" for c in cells)
-        base_row = per_nodes[base].get((op, size)) if base is not None else None
-        for n in eff_counts:
-            row = per_nodes[n].get((op, size))
-            ok = row is not None and base_row is not None and base_row.busbw > 0
-            line += f"{row.busbw / base_row.busbw:>9.2f}" if ok and row and base_row else f"{'-':>9}"
-        lines.append(line)
-    lines.append("#")
-    return lines
+def _judge(seen: RunAssessment) -> tuple[Literal["completed", "failed", "not finished"], str]:
+    if not seen.final:
+        return "not finished", f"still {seen.state}"
+    if seen.state.startswith("PENDING"):
+        return "failed", f"Slurm will never start it as submitted: {seen.state} (scancel it, or change the request)"
+    if seen.problems or seen.state not in ("COMPLETED", "local"):
+        why = "; ".join(seen.problems[:3]) or "no problem recorded by the ranks"
+        more = f" (+{len(seen.problems) - 3} more)" if len(seen.problems) > 3 else ""
+        return "failed", f"ended {seen.state}: {why}{more}"
+    return "completed", ""
 
 
-def band_means(per_nodes: dict[int, dict[tuple[str, int], SummaryRow]]) -> dict[str, dict[str, dict[int, float]]]:
+def _op_scaling(op: str, counts: list[int], per_nodes: dict[int, Cells]) -> OpScaling:
+    busbw: dict[int, dict[int, float]] = defaultdict(dict)
+    for n in counts:
+        for (name, size), row in per_nodes[n].items():
+            if name == op:
+                busbw[size][n] = row.busbw
+    base = next((n for n in counts if any(by_n.get(n, 0) > 0 for by_n in busbw.values())), None)
+    return OpScaling(op=op, counts=counts, base=base, busbw=dict(busbw))
+
+
+def band_means(per_nodes: dict[int, Cells]) -> dict[str, dict[str, dict[int, float]]]:
     """op -> size band -> node count -> mean busbw, for the plot."""
     sums: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for nodes, table in per_nodes.items():
