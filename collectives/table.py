@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from collectives.dtypes import DTYPES
@@ -67,6 +68,13 @@ _HEADER_UNITS = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s 
 _ROW_PARAMS = "%12li  %12li  %8s  %6s  %6i"
 _ROW_RESULT = "  %7s  %6.2f  %6.2f  %5s"
 _ROW_MISSING = "  %7s  %6s  %6s  %5s" % ("N/A", "N/A", "N/A", "N/A")
+
+
+def busbw_decimals(values: Iterable[float]) -> int:
+    """nccl-tests' two decimals, or enough for three significant digits of the smallest non-zero busbw
+    (gloo on small messages sits far below 0.01 GB/s), at most eight: for tables beyond nccl-tests'."""
+    smallest = min((v for v in values if v > 0), default=1.0)
+    return 2 if smallest >= 0.01 else min(8, 2 - math.floor(math.log10(smallest)))
 
 
 def format_time_us(time_us: float) -> str:

@@ -43,6 +43,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="a looser tolerance up to a size, e.g. 64K:20%% (repeatable)",
     )
     compare.add_argument("--output-dir", default="runs", help="where to look up ids (default: runs)")
+    compare.add_argument("--json", metavar="FILE", help="also write every compared row and the verdict as JSON")
     compare.set_defaults(handler=cmd_compare)
 
 
@@ -157,13 +158,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         names = (base.run_id, cand.run_id)
     print(f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}")
     print(HEADER)
-    print("\n".join(result.lines))
+    for line in result.lines():
+        print(line)
     for note in result.notes:
         print(f"# note: {note}")
-    print(f"# {result.compared} row(s) compared, {len(result.regressions)} regression(s)")
+    print(f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s)")
+    if args.json:
+        write_json_atomic(Path(args.json), {"baseline": names[0], "candidate": names[1], **result.to_plain()})
     for regression in result.regressions:
         print(f"collbench: REGRESSION: {regression}", file=sys.stderr)
-    if not result.compared:
+    if not result.rows:
         print("collbench: FAILED: nothing comparable between the two", file=sys.stderr)
     return result.exit_code
 

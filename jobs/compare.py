@@ -7,10 +7,12 @@ match is stated, never silently compared. Two sweeps are compared node count by 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from collectives.results import SummaryRow
 from collectives.sizes import format_size, parse_size
+from collectives.table import busbw_decimals
 from jobs.schema import ConfigError
 
 MatchKey = tuple[str, str, str, int, int, bool]
@@ -55,16 +57,76 @@ class Tolerance:
         return f"{self.default:.0%}" + (f" ({bands})" if bands else "")
 
 
+Verdict = Literal["ok", "faster", "REGRESSION"]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedRow:
+    label: str
+    """The node count of a sweep comparison ('2n'); empty for two runs."""
+    op: str
+    size: int
+    in_place: bool
+    root: int
+    base_busbw: float
+    cand_busbw: float
+    tolerance: float
+
+    @property
+    def ratio(self) -> float:
+        if self.base_busbw > 0:
+            return self.cand_busbw / self.base_busbw
+        return float("inf") if self.cand_busbw > 0 else 1.0
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.ratio < 1 - self.tolerance:
+            return "REGRESSION"
+        return "faster" if self.ratio > 1 + self.tolerance else "ok"
+
+    @property
+    def placement(self) -> str:
+        return "in-place" if self.in_place else "out-of-place"
+
+    def line(self, decimals: int) -> str:
+        name = f"{self.label}: {self.op}" if self.label else self.op
+        return (
+            f"{name:>16} {self.size:>12} {self.placement:>12} {self.root:>5} {self.base_busbw:>11.{decimals}f} "
+            f"{self.cand_busbw:>11.{decimals}f} {self.ratio:>7.3f} {self.tolerance:>5.0%} {self.verdict}"
+        )
+
+    def regression(self) -> str:
+        prefix = f"{self.label}: " if self.label else ""
+        return (
+            f"{prefix}{self.op} {self.size} B {self.placement}: busbw {self.cand_busbw:.3g} GB/s is "
+            f"{1 - self.ratio:.1%} below the baseline's {self.base_busbw:.3g} (tolerance {self.tolerance:.0%})"
+        )
+
+
 @dataclass(slots=True)
 class Comparison:
-    lines: list[str] = field(default_factory=list)
+    rows: list[ComparedRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    compared: int = 0
-    regressions: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[str]:
+        return [row.regression() for row in self.rows if row.verdict == "REGRESSION"]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressions or not self.compared else 0
+        return 1 if self.regressions or not self.rows else 0
+
+    def lines(self) -> list[str]:
+        decimals = busbw_decimals(v for row in self.rows for v in (row.base_busbw, row.cand_busbw))
+        return [row.line(decimals) for row in self.rows]
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "compared": len(self.rows),
+            "regressions": self.regressions,
+            "notes": self.notes,
+            "rows": [{**asdict(row), "ratio": row.ratio, "verdict": row.verdict} for row in self.rows],
+        }
 
 
 def _key(row: SummaryRow) -> MatchKey:
@@ -91,22 +153,13 @@ def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tole
     cand_by_key = {_key(r): r for r in cand}
     for row in base:
         other = cand_by_key.get(_key(row))
-        if other is None:
-            continue
-        result.compared += 1
-        tol = tolerance.for_size(row.size)
-        ratio = other.busbw / row.busbw if row.busbw > 0 else float("inf") if other.busbw > 0 else 1.0
-        verdict = "REGRESSION" if ratio < 1 - tol else "faster" if ratio > 1 + tol else "ok"
-        placement = "in-place" if row.in_place else "out-of-place"
-        result.lines.append(
-            f"{(prefix + row.op):>16} {row.size:>12} {placement:>12} {row.root:>5} {row.busbw:>11.3f} "
-            f"{other.busbw:>11.3f} {ratio:>7.3f} {tol:>5.0%} {verdict}"
-        )
-        if verdict == "REGRESSION":
-            result.regressions.append(
-                f"{prefix}{row.op} {row.size} B {placement}: busbw {other.busbw:.3f} GB/s is {1 - ratio:.1%} below "
-                f"the baseline's {row.busbw:.3f} (tolerance {tol:.0%})"
-            )
+        if other is not None:
+            result.rows.append(
+                ComparedRow(
+                    label=label, op=row.op, size=row.size, in_place=row.in_place, root=row.root,
+                    base_busbw=row.busbw, cand_busbw=other.busbw, tolerance=tolerance.for_size(row.size),
+                )
+            )  # fmt: skip
     return result
 
 
@@ -134,10 +187,4 @@ def _mismatches(base: list[SummaryRow], cand: list[SummaryRow], prefix: str) -> 
 
 
 def merge(parts: list[Comparison]) -> Comparison:
-    total = Comparison()
-    for part in parts:
-        total.lines += part.lines
-        total.notes += part.notes
-        total.compared += part.compared
-        total.regressions += part.regressions
-    return total
+    return Comparison(rows=[r for p in parts for r in p.rows], notes=[n for p in parts for n in p.notes])

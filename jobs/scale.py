@@ -12,7 +12,6 @@ each node count is its own job, submitted at once.
 
 from __future__ import annotations
 
-import math
 import re
 import secrets
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collectives.results import SummaryRow, headline_rows
+from collectives.table import busbw_decimals
 from jobs.rundir import RunDir, read_json, write_json_atomic
 from jobs.schema import ConfigError
 
@@ -197,7 +197,7 @@ class OpScaling:
             f"busbw at {self.base if self.base is not None else '-'} node(s)",
             header,
         ]
-        decimals = self._decimals()
+        decimals = busbw_decimals(v for by_n in self.busbw.values() for v in by_n.values())
         for size, by_nodes in sorted(self.busbw.items()):
             line = f"{size:>12}" + "".join(f"{_busbw_cell(by_nodes.get(n), decimals):>11}" for n in self.counts)
             for n in eff_counts:
@@ -205,12 +205,6 @@ class OpScaling:
                 line += f"{'-' if eff is None else f'{eff:.2f}':>9}"
             lines.append(line)
         return [*lines, "#"]
-
-    def _decimals(self) -> int:
-        """nccl-tests' two decimals, or enough for three significant digits of the smallest busbw (gloo on
-        small messages sits far below 0.01 GB/s), at most eight."""
-        smallest = min((v for by_n in self.busbw.values() for v in by_n.values() if v > 0), default=1.0)
-        return 2 if smallest >= 0.01 else min(8, 2 - math.floor(math.log10(smallest)))
 
     def to_plain(self) -> dict[str, Any]:
         return {

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from collectives.results import SummaryRow
 from jobs.rundir import RunDir
 from jobs.scale import RunAssessment, Sweep, parse_node_counts, scale_report
 from jobs.schema import ConfigError
 from tests.conftest import collbench
+from tests.jobs.rows import summary_row
 
 
 @pytest.mark.parametrize(
@@ -36,15 +36,6 @@ def test_bad_node_counts_are_refused_naming_the_value(text: str) -> None:
         parse_node_counts(text)
     assert repr(text) in str(caught.value)
     assert "1..16:x2" in str(caught.value)
-
-
-def summary_row(op: str, size: int, busbw: float, nranks: int, *, in_place: bool = False, root: int = -1) -> SummaryRow:
-    return SummaryRow(
-        op=op, size=size - size % nranks, count=size // 4, dtype="float", redop="sum", root=root,
-        in_place=in_place, nranks=nranks, ranks_reporting=nranks, time_us=10.0, algbw=busbw, busbw=busbw,
-        wrong=0, slowest_rank=0, slowest_host="n1", slowest_time_us=10.0, fastest_rank=0, fastest_host="n1",
-        fastest_time_us=10.0, wrong_ranks=[], page_faults_per_iter=0.0, timer="host", requested_size=size,
-    )  # fmt: skip
 
 
 def make_sweep(tmp_path: Path, entries: list[dict[str, object]]) -> Sweep:
