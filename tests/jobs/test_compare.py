@@ -11,7 +11,7 @@ import pytest
 from jobs.compare import Tolerance, compare_rows
 from jobs.schema import ConfigError
 from tests.conftest import collbench, read_jsonl
-from tests.jobs.rows import summary_row
+from tests.jobs.rows import slow_down, summary_row
 
 FAST = ["bench.min_bytes=256", "bench.max_bytes=16K", "bench.step_factor=4", "bench.warmup_iters=1", "bench.iters=3"]
 
@@ -86,17 +86,6 @@ def copy_run(run: Path, where: Path, name: str) -> Path:
     for derived in ("summary.json", "table.txt"):
         (target / derived).unlink()
     return target
-
-
-def slow_down(run: Path, op: str, size: int, factor: float) -> None:
-    """Every rank took `factor` times as long for (op, size): busbw falls by the same factor."""
-    for path in (run / "results").glob("rank-*.jsonl"):
-        records = read_jsonl(path)
-        for record in records:
-            if record["op"] == op and record["size"] == size:
-                record["time_us"] *= factor
-                record["times_us"] = [t * factor for t in record["times_us"]]
-        path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 @pytest.mark.integration

@@ -1,0 +1,159 @@
+"""`collbench scale` and sweep comparisons on the project's real three-node Slurm cluster."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectives.results import SummaryRow, headline_rows
+from tests.conftest import CommandResult, SlurmCluster, collbench
+from tests.jobs.rows import slow_down
+
+pytestmark = [pytest.mark.slurm, pytest.mark.integration]
+
+SMALL = ["bench.ops=[all_reduce,all_gather]", "bench.max_bytes=4K"]
+
+
+def scale(cluster: SlurmCluster, workdir: Path, *words: str, timeout: float = 300) -> CommandResult:
+    return collbench(
+        "scale", *words, "--output-dir", str(workdir / "runs"), cwd=workdir, env=cluster.env(), timeout=timeout
+    )
+
+
+def start_sweep(cluster: SlurmCluster, workdir: Path, nodes: str) -> tuple[Path, dict[int, str]]:
+    result = scale(
+        cluster, workdir, "--config", "testcluster", f"nodes={nodes}", f"output_dir={workdir / 'runs'}", *SMALL
+    )
+    assert result.returncode == 0, result.stderr
+    sweep = re.search(r"^sweep directory (.+)$", result.stdout, re.M)
+    assert sweep, result.stdout
+    jobs = {int(n): job for n, job in re.findall(r"^nodes=(\d+): job (\d+) ", result.stdout, re.M)}
+    return Path(sweep.group(1)), jobs
+
+
+def summary_rows(run_dir: str) -> list[SummaryRow]:
+    return [SummaryRow(**row) for row in json.loads((Path(run_dir) / "summary.json").read_text())["rows"]]
+
+
+def scaling(sweep: Path) -> dict[str, Any]:
+    return dict(json.loads((sweep / "scale.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def finished_sweep(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CommandResult]:
+    workdir = tmp_path_factory.mktemp("scale")
+    sweep, jobs = start_sweep(slurm_cluster, workdir, "1..3")
+    assert sorted(jobs) == [1, 2, 3]
+    return sweep, scale(slurm_cluster, workdir, "wait", sweep.name, "--timeout", "240")
+
+
+def test_a_sweep_over_one_two_and_three_nodes_completes(
+    slurm_cluster: SlurmCluster, finished_sweep: tuple[Path, CommandResult]
+) -> None:
+    sweep, waited = finished_sweep
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    assert "# every node count completed" in waited.stdout
+    report = scaling(sweep)
+    assert [(n["nodes"], n["outcome"], n["state"]) for n in report["nodes"]] == [
+        (1, "completed", "COMPLETED"),
+        (2, "completed", "COMPLETED"),
+        (3, "completed", "COMPLETED"),
+    ]
+    for node in report["nodes"]:
+        run = Path(node["run_dir"])
+        assert run.parent == sweep, "every run of the sweep lives in the sweep directory"
+        hosts = {json.loads(p.read_text())["host"] for p in (run / "status").glob("rank-*.json")}
+        assert len(hosts) == node["nodes"], f"{node['nodes']} node(s) ran on {sorted(hosts)}"
+        member = collbench("report", str(run), cwd=sweep, env=slurm_cluster.env())
+        assert member.returncode == 0, "each run of a sweep is an ordinary run"
+
+
+def test_the_report_holds_each_runs_busbw_and_the_efficiency_against_one_node(
+    finished_sweep: tuple[Path, CommandResult],
+) -> None:
+    sweep, waited = finished_sweep
+    report = scaling(sweep)
+    headline = {n["nodes"]: headline_rows(summary_rows(n["run_dir"])) for n in report["nodes"]}
+    assert [op["op"] for op in report["ops"]] == ["all_reduce", "all_gather"]
+    for op in report["ops"]:
+        assert op["base_nodes"] == 1
+        expected_sizes = sorted({size for cells in headline.values() for name, size in cells if name == op["op"]})
+        assert [row["size"] for row in op["rows"]] == expected_sizes
+        for row in op["rows"]:
+            for nodes, cells in headline.items():
+                cell = cells.get((op["op"], row["size"]))
+                assert row["busbw"].get(str(nodes)) == (cell.busbw if cell else None)
+            for nodes, eff in row["efficiency"].items():
+                assert eff == pytest.approx(row["busbw"][nodes] / row["busbw"]["1"], rel=1e-12)
+            assert set(row["efficiency"]) == {n for n in row["busbw"] if n != "1"}
+
+    table = waited.stdout
+    assert table.count("#   size (B)     1 node    2 nodes    3 nodes    eff 2    eff 3") == 2
+    assert (sweep / "scale.txt").read_text() in table
+    all_reduce = table.split("# collbench scale all_reduce")[1].split("\n#\n")[0].splitlines()[2:]
+    for line, row in zip(all_reduce, report["ops"][0]["rows"], strict=True):
+        cells = line.split()
+        assert int(cells[0]) == row["size"]
+        decimals = len(cells[1].split(".")[1])
+        assert cells[1:4] == [f"{row['busbw'][n]:.{decimals}f}" for n in ("1", "2", "3")]
+        assert cells[4:] == [f"{row['efficiency'][n]:.2f}" for n in ("2", "3")]
+
+
+def test_a_node_count_the_cluster_cannot_run_is_reported_and_the_others_complete(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    sweep, jobs = start_sweep(slurm_cluster, tmp_path, "[2,4]")  # the test cluster has three nodes
+    try:
+        waited = scale(slurm_cluster, tmp_path, "wait", str(sweep), "--timeout", "240")
+        assert waited.returncode == 1, waited.stdout + waited.stderr
+        assert "2 nodes" in waited.stdout and "4 nodes" in waited.stdout
+        assert (
+            f"# 4 node(s): FAILED: job {jobs[4]} Slurm will never start it as submitted: "
+            "PENDING (PartitionNodeLimit)" in waited.stdout
+        )
+        outcomes = {n["nodes"]: n["outcome"] for n in scaling(sweep)["nodes"]}
+        assert outcomes == {2: "completed", 4: "failed"}
+        for op in scaling(sweep)["ops"]:
+            assert all(set(row["busbw"]) == {"2"} for row in op["rows"])
+
+        status = scale(slurm_cluster, tmp_path, "status", str(sweep))
+        assert status.returncode == 0
+        assert re.search(rf"^\s+2 node\(s\)\s+job {jobs[2]}\s+COMPLETED", status.stdout, re.M), status.stdout
+        assert re.search(rf"^\s+4 node\(s\)\s+job {jobs[4]}\s+PENDING \(PartitionNodeLimit\)", status.stdout, re.M)
+    finally:
+        for job in jobs.values():
+            collbench("cancel", job, "--output-dir", str(sweep), cwd=tmp_path, env=slurm_cluster.env())
+
+
+def test_compare_matches_two_sweeps_node_count_by_node_count(
+    slurm_cluster: SlurmCluster, finished_sweep: tuple[Path, CommandResult], tmp_path: Path
+) -> None:
+    sweep, _ = finished_sweep
+    entries = {n["nodes"]: n for n in scaling(sweep)["nodes"]}
+    slower = tmp_path / "slower-3"
+    shutil.copytree(entries[3]["run_dir"], slower)
+    slow_down(slower, "all_reduce", 1024, 2.0)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    (candidate / "sweep.json").write_text(
+        json.dumps(
+            {"entries": [
+                {"nodes": 2, "run_dir": entries[2]["run_dir"], "job_id": entries[2]["job_id"], "error": None},
+                {"nodes": 3, "run_dir": str(slower), "job_id": entries[3]["job_id"], "error": None},
+            ]}
+        )
+    )  # fmt: skip
+    result = collbench(
+        "compare", str(sweep), str(candidate), "--json", "verdict.json", cwd=tmp_path, env=slurm_cluster.env()
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    assert {row["label"] for row in verdict["rows"]} == {"2n", "3n"}
+    assert "1 node(s) only in the baseline, not compared" in verdict["notes"]
+    assert [r.split(" busbw")[0] for r in verdict["regressions"]] == ["3n: all_reduce 1024 B in-place:"]
+    assert all(row["ratio"] == 1.0 for row in verdict["rows"] if (row["label"], row["size"]) != ("3n", 1024))
