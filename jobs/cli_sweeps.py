@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -75,17 +76,22 @@ def _start(args: argparse.Namespace) -> int:
     sweep = Sweep.create(first.output_dir, counts, args.config, overrides)
     print(f"sweep {sweep.sweep_id}")
     print(f"sweep directory {sweep.path}", flush=True)
+    refused: dict[int, SubmissionFailed] = {}
     for n, cfg in configs.items():
         cfg.output_dir = str(sweep.path)
         try:
             run, job_id = submit_new_run(cfg)
         except SubmissionFailed as error:  # one node count the cluster refuses must not sink the others
+            refused[n] = error
             sweep.update_entry(n, error=str(error))
             print(f"nodes={n}: not submitted: {error}", file=sys.stderr)
             continue
         sweep.update_entry(n, run_dir=str(run.path), job_id=job_id)
         print(f"nodes={n}: job {job_id} run directory {run.path}", flush=True)
-    return 0
+    if len(refused) == len(configs):  # nothing runs: leave no sweep behind
+        shutil.rmtree(sweep.path, ignore_errors=True)
+        raise SubmissionFailed(f"no node count was submitted, sweep directory removed: {next(iter(refused.values()))}")
+    return 1 if refused else 0
 
 
 def _state(run: RunDir) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jobs.rundir import RunDir
-from jobs.scale import RunAssessment, Sweep, parse_node_counts, scale_report
+from jobs.scale import RunAssessment, Sweep, band_means, parse_node_counts, scale_report
 from jobs.schema import ConfigError
 from tests.conftest import collbench
 from tests.jobs.rows import summary_row
@@ -146,3 +146,16 @@ def test_dry_run_prints_one_script_per_node_count_and_submits_nothing(tmp_path: 
         assert f"#SBATCH --nodes={nodes}\n" in result.stdout
     assert result.stdout.count("#!/bin/bash") == 3
     assert not (tmp_path / "runs").exists()
+
+
+def test_plot_lines_are_mean_busbw_per_size_band(tmp_path: Path) -> None:
+    runs = {1: tmp_path / "a", 2: tmp_path / "b"}
+    sweep = make_sweep(tmp_path, [{"nodes": n, "run_dir": str(p), "job_id": str(n)} for n, p in runs.items()])
+    rows = {
+        "a": [summary_row("all_reduce", 1024, 1.0, 2), summary_row("all_reduce", 4096, 3.0, 2)],
+        "b": [summary_row("all_reduce", 1024, 0.5, 4), summary_row("all_reduce", 1 << 30, 40.0, 4)],
+    }
+    report = scale_report(sweep, lambda run: RunAssessment(rows[run.path.name], [], "COMPLETED", True))
+    assert band_means(report.per_nodes) == {
+        "all_reduce": {"<= 64 KiB": {1: 2.0, 2: 0.5}, "> 16 MiB": {2: 40.0}},
+    }

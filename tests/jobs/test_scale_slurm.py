@@ -157,3 +157,29 @@ def test_compare_matches_two_sweeps_node_count_by_node_count(
     assert "1 node(s) only in the baseline, not compared" in verdict["notes"]
     assert [r.split(" busbw")[0] for r in verdict["regressions"]] == ["3n: all_reduce 1024 B in-place:"]
     assert all(row["ratio"] == 1.0 for row in verdict["rows"] if (row["label"], row["size"]) != ("3n", 1024))
+
+
+def test_report_draws_busbw_against_node_count(
+    slurm_cluster: SlurmCluster, finished_sweep: tuple[Path, CommandResult], tmp_path: Path
+) -> None:
+    sweep, _ = finished_sweep
+    plot = tmp_path / "scaling.png"
+    result = scale(slurm_cluster, tmp_path, "report", str(sweep), "--plot", str(plot))
+    assert result.returncode == 0, result.stderr
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"collbench: plot written to {plot}" in result.stderr
+
+
+def test_a_sweep_sbatch_refuses_at_every_node_count_leaves_nothing_behind(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    result = scale(
+        slurm_cluster, tmp_path, "--config", "testcluster", "nodes=[1,2]", f"output_dir={tmp_path / 'runs'}",
+        "slurm.partition=nosuch",
+    )  # fmt: skip
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        "collbench: error: no node count was submitted, sweep directory removed: sbatch refused the job: "
+    )
+    assert "Invalid partition name specified" in result.stderr.splitlines()[-1]
+    assert list((tmp_path / "runs").iterdir()) == []
