@@ -10,7 +10,7 @@ the *other* ranks are used, so that one straggler among two or three can still s
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -109,24 +109,43 @@ def _mad(values: list[float]) -> float:
     return median(abs(v - centre) for v in values)
 
 
-def analyse(records: Iterable[RankResult], run: RunDir) -> Analysis:
-    rows: dict[RowKey, list[Sample]] = defaultdict(list)
-    wrong_by_rank: dict[int, list[RankResult]] = defaultdict(list)
-    hosts: dict[int, str] = {}
-    for r in records:
-        rows[(r.op, r.dtype, r.redop, r.root, r.size, r.in_place)].append(
+class Analyser:
+    """Takes each rank's records as they are read (so one pass over the results can also feed the
+    summary), then judges them all."""
+
+    def __init__(self) -> None:
+        self.rows: dict[RowKey, list[Sample]] = defaultdict(list)
+        self.wrong_by_rank: dict[int, list[RankResult]] = defaultdict(list)
+        self.hosts: dict[int, str] = {}
+
+    def add(self, r: RankResult) -> None:
+        self.rows[(r.op, r.dtype, r.redop, r.root, r.size, r.in_place)].append(
             Sample(r.rank, r.host, r.time_us, r.started_at)
         )
-        hosts[r.rank] = r.host
+        self.hosts[r.rank] = r.host
         if r.wrong > 0:
-            wrong_by_rank[r.rank].append(r)
-    result = Analysis()
-    result.slow_ranks = _time_outliers(rows, hosts)
-    result.late_ranks = _stragglers(rows, hosts)
-    result.slowest_host = _slowest_host(rows)
-    result.wrong = _wrong_lines(wrong_by_rank)
-    result.env_differences = environment_differences(sorted(run.env_dir.glob("rank-*.json")))
-    return result
+            self.wrong_by_rank[r.rank].append(r)
+
+    def watch(self, records: Iterable[RankResult]) -> Iterator[RankResult]:
+        for record in records:
+            self.add(record)
+            yield record
+
+    def finish(self, run: RunDir) -> Analysis:
+        result = Analysis()
+        result.slow_ranks = _time_outliers(self.rows, self.hosts)
+        result.late_ranks = _stragglers(self.rows, self.hosts)
+        result.slowest_host = _slowest_host(self.rows)
+        result.wrong = _wrong_lines(self.wrong_by_rank)
+        result.env_differences = environment_differences(sorted(run.env_dir.glob("rank-*.json")))
+        return result
+
+
+def analyse(records: Iterable[RankResult], run: RunDir) -> Analysis:
+    analyser = Analyser()
+    for record in records:
+        analyser.add(record)
+    return analyser.finish(run)
 
 
 def _time_outliers(rows: dict[RowKey, list[Sample]], hosts: dict[int, str]) -> list[RankFlag]:

@@ -275,22 +275,15 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from jobs.analysis import analyse
-    from jobs.report import result_files
-
     run = _find(args)
-    outcome = finalize(run, _thresholds(args))
+    outcome = finalize(run, _thresholds(args), with_analysis=args.format in ("table", "json"))
     if args.plot:
         from jobs.plot import plot_busbw
 
         plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
-    if args.format == "table":
-        from collectives.results import iter_rank_results
-
-        code = _print_outcome(outcome, run, "table")
-        print("\n".join(analyse(iter_rank_results(result_files(run), keep_times=False), run).lines()), flush=True)
-    else:
-        code = _print_outcome(outcome, run, args.format)
+    code = _print_outcome(outcome, run, args.format)
+    if args.format == "table" and outcome.analysis:
+        print("\n".join(outcome.analysis.lines()), flush=True)
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code

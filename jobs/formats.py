@@ -8,9 +8,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from collectives.results import iter_rank_results
-from jobs.analysis import analyse
-from jobs.report import RunOutcome, result_files
+from jobs.analysis import Analysis
+from jobs.report import RunOutcome, assess
 from jobs.rundir import RunDir, read_json
 from jobs.schema import to_plain
 
@@ -39,7 +38,7 @@ def json_document(run: RunDir, outcome: RunOutcome) -> dict[str, Any]:
         "config": to_plain(outcome.config),
         "ranks": ranks,
         "rows": [asdict(row) for row in outcome.rows],
-        "analysis": asdict(analyse(iter_rank_results(result_files(run), keep_times=False), run)),
+        "analysis": asdict(outcome.analysis or assess(run, with_analysis=True).analysis or Analysis()),
     }
 
 

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from collectives.results import SummaryRow, iter_rank_results, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
+from jobs.analysis import Analyser, Analysis
 from jobs.config import Config, config_from_plain
 from jobs.rundir import RunDir, read_json, write_json_atomic
 
@@ -46,6 +47,8 @@ class RunOutcome:
     rows: list[SummaryRow]
     problems: list[str] = field(default_factory=list)
     """One line per failed rank, missing rank or wrong result; empty when the run passed."""
+    analysis: Analysis | None = None
+    """The per-rank and per-host view, when asked for."""
 
     @property
     def passed(self) -> bool:
@@ -77,14 +80,17 @@ def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
     return statuses
 
 
-def assess(run: RunDir, thresholds: Thresholds | None = None) -> RunOutcome:
-    """Every rank's state and the aggregated rows, with what went wrong."""
+def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
+    """Every rank's state and the aggregated rows, with what went wrong; the results are read once."""
     cfg = load_run_config(run)
     statuses = read_statuses(run)
-    rows = summarize(iter_rank_results(result_files(run), keep_times=False))
+    records = iter_rank_results(result_files(run), keep_times=False)
+    analyser = Analyser() if with_analysis else None
+    rows = summarize(analyser.watch(records) if analyser else records)
     outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows)
     outcome.problems = _rank_problems(cfg.world_size, statuses) + _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
+    outcome.analysis = analyser.finish(run) if analyser else None
     return outcome
 
 
@@ -168,9 +174,9 @@ def write_table(run: RunDir, outcome: RunOutcome) -> None:
     run.table_file.write_text("\n".join(render_tables(outcome)) + "\n", encoding="utf-8")
 
 
-def finalize(run: RunDir, thresholds: Thresholds | None = None) -> RunOutcome:
+def finalize(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
     """Assess the run and write table.txt and summary.json into it."""
-    outcome = assess(run, thresholds)
+    outcome = assess(run, thresholds, with_analysis=with_analysis)
     write_table(run, outcome)
     write_json_atomic(
         run.summary_file,
