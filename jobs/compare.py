@@ -142,8 +142,12 @@ HEADER = (
 def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tolerance, label: str = "") -> Comparison:
     result = Comparison()
     prefix = f"{label}: " if label else ""
+    empty = [side for side, rows in (("baseline", base), ("candidate", cand)) if not rows]
+    if empty:
+        result.notes.append(f"{prefix}no results in the {' or the '.join(empty)} (did its job run?), nothing compared")
+        return result
     base_ranks, cand_ranks = {r.nranks for r in base}, {r.nranks for r in cand}
-    if base and cand and base_ranks != cand_ranks:
+    if base_ranks != cand_ranks:
         result.notes.append(
             f"{prefix}rank counts differ ({sorted(base_ranks)} vs {sorted(cand_ranks)}): busbw is not comparable, "
             "nothing compared"

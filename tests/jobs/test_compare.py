@@ -70,6 +70,10 @@ def test_only_matching_rows_are_compared_and_every_mismatch_is_stated() -> None:
     assert result.notes == ["rank counts differ ([4] vs [8]): busbw is not comparable, nothing compared"]
     assert result.exit_code == 1, "a comparison that compared nothing must not pass a CI gate"
 
+    result = compare_rows(base, [], Tolerance(), "4n")
+    assert result.notes == ["4n: no results in the candidate (did its job run?), nothing compared"]
+    assert result.exit_code == 1
+
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
