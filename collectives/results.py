@@ -106,6 +106,11 @@ def iteration_stats(times_us: list[float]) -> dict[str, float]:
 
 
 RowKey = tuple[str, str, str, int, int, bool]
+"""(op, dtype, reduce op, root, size, in place): one measurement, on every rank."""
+
+
+def placement_name(in_place: bool) -> str:
+    return "in-place" if in_place else "out-of-place"
 
 
 @dataclass(kw_only=True, slots=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from collectives.results import RankResult, RowKey
+from collectives.results import RankResult, RowKey, placement_name
 from jobs.rundir import RunDir, read_json
 
 OUTLIER_Z = 3.5
@@ -216,10 +216,9 @@ def _wrong_lines(wrong_by_rank: dict[int, list[RankResult]]) -> list[str]:
     lines = []
     for rank, bad in sorted(wrong_by_rank.items()):
         first = bad[0]
-        placement = "in-place" if first.in_place else "out-of-place"
         lines.append(
             f"rank {rank} on {first.host}: {sum(r.wrong for r in bad)} wrong element(s) in {len(bad)} measurement(s); "
-            f"first in {first.op} {first.size} B {placement}, element {first.first_wrong_index}"
+            f"first in {first.op} {first.size} B {placement_name(first.in_place)}, element {first.first_wrong_index}"
         )
     return lines
 

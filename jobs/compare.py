@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, placement_name
 from collectives.sizes import format_size, parse_size
 from collectives.table import busbw_decimals
 from jobs.schema import ConfigError
@@ -86,7 +86,7 @@ class ComparedRow:
 
     @property
     def placement(self) -> str:
-        return "in-place" if self.in_place else "out-of-place"
+        return placement_name(self.in_place)
 
     def line(self, decimals: int) -> str:
         name = f"{self.label}: {self.op}" if self.label else self.op

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from collectives.results import placement_name
 from jobs.rundir import RunDir, read_json
 
 
@@ -40,7 +41,7 @@ def _progress(rank: int, beat: dict[str, Any]) -> RankProgress:
     phase = str(beat["phase"])
     if phase in ("start", "end"):
         position = 2 * int(beat["index"]) + (phase == "end")
-        placement = "in-place" if beat.get("in_place") else "out-of-place"
+        placement = placement_name(bool(beat.get("in_place")))
         root = f" root {beat['root']}" if int(beat.get("root", -1)) >= 0 else ""
         where = (
             f"{'in' if phase == 'start' else 'done with'} {beat['op']} {beat['size']} B {placement}{root} "

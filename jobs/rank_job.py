@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from loguru import logger
 
+from collectives.results import placement_name
 from jobs.config import Config, config_from_plain
 from jobs.environment import FROM_ENVIRONMENT, capture_environment
 from jobs.heartbeat import Heartbeat, StackDumps
@@ -217,6 +218,6 @@ class _ResultWriter:
         self.handle.flush()
         self.rows += 1
         logger.info(
-            f"{result.op} {result.size} B {'in-place' if result.in_place else 'out-of-place'}: "
+            f"{result.op} {result.size} B {placement_name(result.in_place)}: "
             f"{result.time_us:.2f} us, busbw {result.busbw:.3f} GB/s, #wrong {result.wrong}"
         )

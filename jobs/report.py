@@ -8,7 +8,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from collectives.results import SummaryRow, iter_rank_results, summarize
+from collectives.results import SummaryRow, iter_rank_results, placement_name, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.analysis import Analyser, Analysis
 from jobs.config import Config, config_from_plain
@@ -31,11 +31,10 @@ class Thresholds:
         for row in rows:
             in_range = row.size >= self.min_size and (self.max_size is None or row.size <= self.max_size)
             if in_range and row.busbw < self.min_busbw:
-                placement = "in-place" if row.in_place else "out-of-place"
                 root = f" root {row.root}" if row.root >= 0 else ""
                 found.append(
-                    f"{row.op} size {row.size} {placement}{root}: busbw {row.busbw:.3f} GB/s is below "
-                    f"--min-busbw {self.min_busbw:g}"
+                    f"{row.op} size {row.size} {placement_name(row.in_place)}{root}: busbw {row.busbw:.3f} GB/s "
+                    f"is below --min-busbw {self.min_busbw:g}"
                 )
         return found
 
@@ -133,7 +132,7 @@ def rank_spans(ranks: list[int]) -> str:
 def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
     problems = []
     for row in rows:
-        placement = "in-place" if row.in_place else "out-of-place"
+        placement = placement_name(row.in_place)
         if row.wrong > 0:
             problems.append(
                 f"{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
