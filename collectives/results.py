@@ -67,6 +67,10 @@ class RankResult:
     """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
     version: int = RESULT_FORMAT_VERSION
 
+    @property
+    def key(self) -> RowKey:
+        return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place)
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
 
@@ -230,10 +234,9 @@ def summarize(records: Iterable[RankResult]) -> list[SummaryRow]:
     time is the mean over ranks (nccl-tests' -a 1) and bandwidth follows from it."""
     groups: dict[RowKey, _Group] = {}
     for record in records:
-        key = (record.op, record.dtype, record.redop, record.root, record.size, record.in_place)
-        group = groups.get(key)
+        group = groups.get(record.key)
         if group is None:
-            group = groups[key] = _Group(first=record)
+            group = groups[record.key] = _Group(first=record)
         group.add(record)
     return [group.row() for group in groups.values()]
 

@@ -119,9 +119,7 @@ class Analyser:
         self.hosts: dict[int, str] = {}
 
     def add(self, r: RankResult) -> None:
-        self.rows[(r.op, r.dtype, r.redop, r.root, r.size, r.in_place)].append(
-            Sample(r.rank, r.host, r.time_us, r.started_at)
-        )
+        self.rows[r.key].append(Sample(r.rank, r.host, r.time_us, r.started_at))
         self.hosts[r.rank] = r.host
         if r.wrong > 0:
             self.wrong_by_rank[r.rank].append(r)

@@ -15,8 +15,6 @@ from collectives.sizes import format_size, parse_size
 from collectives.table import busbw_decimals
 from jobs.schema import ConfigError
 
-MatchKey = tuple[str, str, str, int, int, bool]
-
 
 def parse_fraction(text: str, what: str) -> float:
     """'5%' or '0.05' -> 0.05."""
@@ -129,10 +127,6 @@ class Comparison:
         }
 
 
-def _key(row: SummaryRow) -> MatchKey:
-    return (row.op, row.dtype, row.redop, row.root, row.size, row.in_place)
-
-
 HEADER = (
     f"#{'op':>15} {'size (B)':>12} {'placement':>12} {'root':>5} {'base busbw':>11} {'cand busbw':>11} "
     f"{'ratio':>7} {'tol':>5} verdict"
@@ -154,9 +148,9 @@ def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tole
         )
         return result
     result.notes += _mismatches(base, cand, prefix)
-    cand_by_key = {_key(r): r for r in cand}
+    cand_by_key = {r.key: r for r in cand}
     for row in base:
-        other = cand_by_key.get(_key(row))
+        other = cand_by_key.get(row.key)
         if other is not None:
             result.rows.append(
                 ComparedRow(
@@ -184,7 +178,7 @@ def _mismatches(base: list[SummaryRow], cand: list[SummaryRow], prefix: str) -> 
             notes.append(
                 f"{prefix}{op}: reduce ops differ ({'/'.join(sorted(redops[0]))} vs {'/'.join(sorted(redops[1]))})"
             )
-        unmatched = {_key(r) for r in base if r.op == op} ^ {_key(r) for r in cand if r.op == op}
+        unmatched = {r.key for r in base if r.op == op} ^ {r.key for r in cand if r.op == op}
         if unmatched and dtypes[0] == dtypes[1] and redops[0] == redops[1]:
             notes.append(f"{prefix}{op}: {len(unmatched)} size/placement/root row(s) present on one side only")
     return notes
