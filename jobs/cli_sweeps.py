@@ -94,10 +94,14 @@ def _start(args: argparse.Namespace) -> int:
     return 1 if refused else 0
 
 
-def _state(run: RunDir) -> str:
+def _state(run: RunDir) -> tuple[str, bool]:
+    """The run's Slurm state (or 'local', already over) and whether it is final."""
+    if run.read_meta().get("launcher") != "slurm":
+        return "local", True
     from jobs.launch_slurm import current_state
 
-    return current_state(run).slurm_state if run.read_meta().get("launcher") == "slurm" else "local"
+    state = current_state(run)
+    return state.slurm_state, state.info.final
 
 
 def _status(sweep: Sweep, args: argparse.Namespace) -> int:
@@ -107,7 +111,7 @@ def _status(sweep: Sweep, args: argparse.Namespace) -> int:
             print(f"{entry['nodes']:>6} node(s)  not submitted: {entry.get('error')}")
             continue
         run = RunDir(Path(entry["run_dir"]))
-        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {_state(run):<12} {run.path}")
+        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {_state(run)[0]:<12} {run.path}")
     return 0
 
 
@@ -140,12 +144,7 @@ def _report(sweep: Sweep, args: argparse.Namespace) -> int:
 
 def _assess(run: RunDir) -> RunAssessment:
     outcome = finalize(run)
-    if run.read_meta().get("launcher") != "slurm":
-        return RunAssessment(outcome.rows, outcome.problems, "local", True)
-    from jobs.launch_slurm import current_state
-
-    state = current_state(run)
-    return RunAssessment(outcome.rows, outcome.problems, state.slurm_state, state.info.final)
+    return RunAssessment(outcome.rows, outcome.problems, *_state(run))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
