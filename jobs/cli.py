@@ -148,8 +148,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from jobs.launch_local import check_host_memory, start_local, watch_local
 
     check_host_memory(cfg)
-    run = new_run(cfg)
-    job = start_local(cfg, public_config(cfg), run)
+    public = public_config(cfg)
+    run = new_run(cfg, public)
+    job = start_local(cfg, public, run)
     print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
     watch_local(job, run)
     return _print_outcome(finalize(run, _thresholds(args)), run, args.format)

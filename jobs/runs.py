@@ -23,9 +23,10 @@ def public_config(cfg: Config) -> dict[str, Any]:
     return public
 
 
-def new_run(cfg: Config) -> RunDir:
+def new_run(cfg: Config, public: dict[str, Any]) -> RunDir:
+    """A new run directory holding `public` (public_config(cfg)) as its config.yaml."""
     run = RunDir.create(cfg.output_dir, cfg.launcher)
-    run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(public_config(cfg))), encoding="utf-8")
+    run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(public)), encoding="utf-8")
     run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes)
     return run
 
@@ -42,9 +43,10 @@ def submit_new_run(cfg: Config) -> tuple[RunDir, str]:
     """A new run directory and its Slurm job; if sbatch refuses, the directory is removed again."""
     from jobs.launch_slurm import submit_run
 
-    run = new_run(cfg)
+    public = public_config(cfg)
+    run = new_run(cfg, public)
     try:
-        job_id = submit_run(cfg, public_config(cfg), run)
+        job_id = submit_run(cfg, public, run)
     except BaseException:
         shutil.rmtree(run.path, ignore_errors=True)
         raise
