@@ -17,7 +17,7 @@ from statistics import median
 from typing import Any
 
 from collectives.results import RankResult, RowKey, placement_name
-from jobs.rundir import RunDir, read_json
+from jobs.rundir import RunDir, rank_of, read_json
 
 OUTLIER_Z = 3.5
 TIME_FLOOR = 0.05
@@ -235,7 +235,7 @@ def environment_differences(paths: list[Path]) -> list[str]:
     everyone: list[tuple[int, str]] = []
     for path in paths:
         env = read_json(path)
-        rank, host = int(path.stem.split("-")[1]), str(env.get("hostname", "?"))
+        rank, host = rank_of(path), str(env.get("hostname", "?"))
         everyone.append((rank, host))
         flat: dict[str, str] = {}
         _flatten("", env, flat)

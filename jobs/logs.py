@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from jobs.rundir import RunDir
+from jobs.rundir import RunDir, rank_of
 
 LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 _LOGURU = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d{4}) \| (\w+)\s*\| rank=\d+ local=\d+ host=(\S+) \| ")
@@ -85,7 +85,7 @@ def sources(run: RunDir, ranks: Iterable[int] | None = None) -> list[Source]:
     wanted = None if ranks is None else set(ranks)
     found = []
     for path in run.logs_dir.glob("rank-*.log"):
-        rank = int(path.stem.split("-")[1])
+        rank = rank_of(path)
         if wanted is None or rank in wanted:
             found.append(Source(path, rank, "log"))
     for path in run.submitit_dir.glob("*_log.*"):

@@ -125,6 +125,11 @@ class RunDir:
         write_json_atomic(self.meta_file, meta)
 
 
+def rank_of(path: Path) -> int:
+    """The rank a per-rank file belongs to: logs/rank-00012.log -> 12."""
+    return int(path.stem.split("-")[1])
+
+
 def read_json(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as handle:
         data = json.load(handle)
