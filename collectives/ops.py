@@ -110,7 +110,7 @@ def _expect_reduced_whole(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev:
 def _expect_reduced_at_root(
     c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device
 ) -> patterns.Expected | None:
-    return patterns.reduced(a.nranks, 0, c.recv, a.reduce_op, dtype, dev) if a.rank == a.root else None
+    return _expect_reduced_whole(c, a, dtype, dev) if a.rank == a.root else None
 
 
 def _expect_reduced_chunk(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
