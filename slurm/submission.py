@@ -107,16 +107,20 @@ def job_state(job_id: str) -> str:
     words = queued.stdout.split()
     if queued.returncode == 0 and words:
         return f"PENDING ({words[1]})" if words[0] == "PENDING" and len(words) > 1 else words[0]
-    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "State"])
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    return lines[0].strip() if result.returncode == 0 and lines else "UNKNOWN"
+    return _accounting_field(job_id, "State") or "UNKNOWN"
 
 
 def job_nodes(job_id: str) -> str:
     """The job's node list as sacct records it ('n[1-2]'), or '' before it starts."""
-    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "NodeList"])
+    nodes = _accounting_field(job_id, "NodeList")
+    return "" if nodes == "None assigned" else nodes
+
+
+def _accounting_field(job_id: str, field: str) -> str:
+    """One field of the job's allocation line in sacct, '' when accounting has no record yet."""
+    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", field])
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
-    return lines[0] if result.returncode == 0 and lines and lines[0] != "None assigned" else ""
+    return lines[0] if result.returncode == 0 and lines else ""
 
 
 def cancel(job_id: str) -> None:
