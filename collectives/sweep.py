@@ -198,7 +198,7 @@ def _result(
         local_rank=ctx.local_rank,
         host=ctx.host,
         nranks=ctx.nranks,
-        iters=len(times_us) if timing.timer != "cuda_graph" else len(times_us) * settings.iters,
+        iters=timing.calls,
         time_us=mean_s * 1e6,
         algbw=algbw,
         busbw=busbw,

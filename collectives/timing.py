@@ -23,6 +23,8 @@ class Timing:
     """One sample per timed iteration (per replay under CUDA graphs)."""
     page_faults_per_iter: float
     timer: str
+    calls: int
+    """Collective calls timed: the samples, times the iterations each graph replay holds."""
 
 
 def _minor_faults() -> int:
@@ -65,7 +67,7 @@ def _time_host(call: Callable[[], object], iters: int) -> Timing:
         start = clock()
         call()
         seconds.append(clock() - start)
-    return Timing(seconds=seconds, page_faults_per_iter=(_minor_faults() - faults) / iters, timer="host")
+    return Timing(seconds, (_minor_faults() - faults) / iters, timer="host", calls=iters)
 
 
 def _event_pair() -> tuple[torch.cuda.Event, torch.cuda.Event]:
@@ -86,7 +88,7 @@ def _time_cuda_events(call: Callable[[], object], iters: int, device: torch.devi
         end.record()
     torch.cuda.synchronize(device)
     seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
-    return Timing(seconds=seconds, page_faults_per_iter=(_minor_faults() - faults) / iters, timer="cuda_events")
+    return Timing(seconds, (_minor_faults() - faults) / iters, timer="cuda_events", calls=iters)
 
 
 def _time_cuda_graph(call: Callable[[], object], iters: int, launches: int, device: torch.device) -> Timing:
@@ -105,6 +107,5 @@ def _time_cuda_graph(call: Callable[[], object], iters: int, launches: int, devi
         end.record()
     torch.cuda.synchronize(device)
     seconds = [start.elapsed_time(end) / 1e3 / iters for start, end in events]
-    return Timing(
-        seconds=seconds, page_faults_per_iter=(_minor_faults() - faults) / (iters * launches), timer="cuda_graph"
-    )
+    calls = iters * launches
+    return Timing(seconds, (_minor_faults() - faults) / calls, timer="cuda_graph", calls=calls)
