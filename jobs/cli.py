@@ -153,7 +153,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     job = start_local(cfg, public, run)
     print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
     watch_local(job, run)
-    return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
+    return _print_outcome(_finalize(run, args), run, args.format)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -251,14 +251,14 @@ def _cmd_wait(args: argparse.Namespace) -> int:
 
 def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
     if run.read_meta().get("launcher") != "slurm":
-        return _print_outcome(finalize(run, _thresholds(args)), run, args.format)
+        return _print_outcome(_finalize(run, args), run, args.format)
     from jobs.launch_slurm import wait_for_job
 
     state = wait_for_job(run, timeout_s)
     if not state.info.final:
         print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
-    code = _print_outcome(finalize(run, _thresholds(args)), run, args.format)
+    code = _print_outcome(_finalize(run, args), run, args.format)
     print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
     return code if state.info.phase == "completed" else EXIT_FAILED
 
@@ -277,7 +277,7 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
-    outcome = finalize(run, _thresholds(args), with_analysis=args.format in ("table", "json"))
+    outcome = _finalize(run, args, table_view=True)
     if args.plot:
         from jobs.plot import plot_busbw
 
@@ -288,6 +288,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code
+
+
+def _finalize(run: RunDir, args: argparse.Namespace, table_view: bool = False) -> RunOutcome:
+    """The run's outcome, with the per-rank view worked out in the same pass over the results
+    wherever it is printed: in JSON always, under the tables by `report` only."""
+    with_analysis = args.format == "json" or (table_view and args.format == "table")
+    return finalize(run, _thresholds(args), with_analysis=with_analysis)
 
 
 def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:

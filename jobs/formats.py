@@ -8,8 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from jobs.analysis import Analysis
-from jobs.report import RunOutcome, assess
+from jobs.report import RunOutcome
 from jobs.rundir import RunDir, read_json
 from jobs.schema import to_plain
 
@@ -38,7 +37,7 @@ def json_document(run: RunDir, outcome: RunOutcome) -> dict[str, Any]:
         "config": to_plain(outcome.config),
         "ranks": ranks,
         "rows": [asdict(row) for row in outcome.rows],
-        "analysis": asdict(outcome.analysis or assess(run, with_analysis=True).analysis or Analysis()),
+        "analysis": asdict(outcome.analysis) if outcome.analysis else None,
     }
 
 

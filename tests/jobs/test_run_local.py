@@ -139,6 +139,7 @@ def test_json_document_holds_config_every_rank_environment_and_rows(workdir: Pat
         assert variables["NCCL_IB_SECRET_TOKEN"] == "<redacted>"
         assert rank["environment"]["torch"].startswith("2.")
     assert {row["op"] for row in doc["rows"]} == {"all_reduce"}
+    assert doc["analysis"]["wrong"] == [] and isinstance(doc["analysis"]["slow_ranks"], list)
     run = Path(doc["run_dir"])
     written = [path for path in run.rglob("*") if path.is_file()]
     assert any(path.suffix == ".pkl" for path in written) and any(path.name == "config.yaml" for path in written)
