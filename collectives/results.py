@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import fmean, median, pstdev
@@ -19,6 +19,27 @@ KNOWN_FORMAT_VERSIONS = frozenset({1})
 
 class ResultFormatError(ValueError):
     """A results file this collbench cannot read: not JSON lines, or a format version it does not know."""
+
+
+class DamagedResult(ResultFormatError):
+    """One results line that does not parse: cut off mid-write or garbled, as a killed writer leaves it."""
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedLine:
+    """Where a damaged results line is, and what is wrong with it."""
+
+    path: Path
+    line: int
+    reason: str
+    last: bool
+    """It is the file's last line and lacks its newline: the writer stopped (or is still) writing it."""
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+OnDamage = Callable[[DamagedLine], None]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -79,9 +100,9 @@ class RankResult:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as error:
-            raise ResultFormatError(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
+            raise DamagedResult(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
         if not isinstance(data, dict):
-            raise ResultFormatError(f"{where}: expected a JSON object per line, got {type(data).__name__}")
+            raise DamagedResult(f"{where}: expected a JSON object per line, got {type(data).__name__}")
         version = data.get("version", 1)
         if version not in KNOWN_FORMAT_VERSIONS:
             known = ", ".join(map(str, sorted(KNOWN_FORMAT_VERSIONS)))
@@ -90,7 +111,7 @@ class RankResult:
             )
         missing = [name for name in ("op", "size", "count", "dtype", "rank", "time_us", "nranks") if name not in data]
         if missing:
-            raise ResultFormatError(f"{where}: a result line lacks {', '.join(missing)}")
+            raise DamagedResult(f"{where}: a result line lacks {', '.join(missing)}")
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
@@ -148,25 +169,48 @@ class SummaryRow:
     timer: str
     requested_size: int
     """The sweep's size before rounding: what lines up across runs of different rank counts."""
+    missing_ranks: list[int] = field(default_factory=list)
+    """Ranks of the run with no readable record of this row: the figures are over the others."""
+    duplicate_ranks: list[int] = field(default_factory=list)
+    """Ranks with more than one record of this row (only the first counts)."""
 
     @property
     def key(self) -> RowKey:
         return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place)
 
+    @property
+    def complete(self) -> bool:
+        return not self.missing_ranks and self.ranks_reporting == self.nranks
 
-def iter_rank_results(paths: Iterable[Path], keep_times: bool = True) -> Iterator[RankResult]:
-    """Every record of the given JSON-lines files, one file at a time; a torn last line (a rank killed
-    while writing) is skipped. Without keep_times the per-iteration lists are dropped as they are read."""
+
+def iter_rank_results(
+    paths: Iterable[Path], keep_times: bool = True, on_damage: OnDamage | None = None
+) -> Iterator[RankResult]:
+    """Every record of the given JSON-lines files, one file at a time. A line that does not parse (a
+    rank killed while writing it, a garbled disk) goes to `on_damage` and is left out; without
+    on_damage it raises DamagedResult. Without keep_times the per-iteration lists are dropped as read."""
     for path in paths:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):
-                if not line.endswith("\n"):
-                    break
-                if line.strip():
-                    record = RankResult.from_json(line, f"{path}:{number}")
-                    if not keep_times:
-                        record.times_us = []
-                    yield record
+                if not line.strip():
+                    continue
+                try:
+                    record = _parse_line(line, f"{path}:{number}")
+                except DamagedResult as error:
+                    if on_damage is None:
+                        raise
+                    reason = str(error).removeprefix(f"{path}:{number}: ")
+                    on_damage(DamagedLine(path, number, reason, last=not line.endswith("\n")))
+                    continue
+                if not keep_times:
+                    record.times_us = []
+                yield record
+
+
+def _parse_line(line: str, where: str) -> RankResult:
+    if not line.endswith("\n"):
+        raise DamagedResult(f"{where}: cut off mid-line (no newline at the end): its writer stopped while writing it")
+    return RankResult.from_json(line, where)
 
 
 def read_rank_results(paths: Iterable[Path]) -> list[RankResult]:
@@ -186,8 +230,14 @@ class _Group:
     fastest: tuple[float, int, str] = (float("inf"), -1, "")
     wrong_ranks: list[int] = field(default_factory=list)
     page_faults: float = 0.0
+    seen: set[int] = field(default_factory=set)
+    duplicates: set[int] = field(default_factory=set)
 
     def add(self, r: RankResult) -> None:
+        if r.rank in self.seen:
+            self.duplicates.add(r.rank)
+            return
+        self.seen.add(r.rank)
         self.ranks += 1
         self.time_sum += r.time_us
         self.checked &= r.wrong >= 0
@@ -226,6 +276,8 @@ class _Group:
             page_faults_per_iter=self.page_faults,
             timer=first.timer,
             requested_size=first.requested_size or first.size,
+            missing_ranks=sorted(set(range(first.nranks)) - self.seen),
+            duplicate_ranks=sorted(self.duplicates),
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from collectives.dtypes import DTYPES
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, placement_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +51,11 @@ def _notes(op: str, rows: Sequence[SummaryRow], backend: str) -> list[str]:
         notes.append(f"torch.distributed's {op} works in place only, so out-of-place is not measured (N/A).")
     if placements == {False}:
         notes.append(f"{op} has no in-place form in torch.distributed (nccl-tests does not check it either): N/A.")
+    incomplete = [row for row in rows if not row.complete]
+    if incomplete:
+        shown = "; ".join(_incomplete_cell(row) for row in incomplete[:8])
+        more = f"; and {len(incomplete) - 8} more" if len(incomplete) > 8 else ""
+        notes.append(f"INCOMPLETE rows, their figures are over the ranks that reported: {shown}{more}.")
     faulting = [row for row in rows if row.page_faults_per_iter > PAGE_FAULT_NOTE_THRESHOLD]
     if faulting:
         first = min(faulting, key=lambda row: row.size)
@@ -60,6 +65,11 @@ def _notes(op: str, rows: Sequence[SummaryRow], backend: str) -> list[str]:
             f"page faults per call at {worst.size} B): those times include the allocation."
         )
     return notes
+
+
+def _incomplete_cell(row: SummaryRow) -> str:
+    missing = f" (missing rank(s) {', '.join(map(str, row.missing_ranks[:16]))})" if row.missing_ranks else ""
+    return f"{row.size} B {placement_name(row.in_place)} {row.ranks_reporting}/{row.nranks} ranks{missing}"
 
 
 _HEADER_META = "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "

@@ -239,8 +239,10 @@ def environment_differences(paths: list[Path]) -> list[str]:
         everyone.append((rank, host))
         flat: dict[str, str] = {}
         _flatten("", env, flat)
+        own_files = f"rank-{rank:05d}"
         for key, value in flat.items():
-            values[key][value].append((rank, host))
+            # a per-rank file (NCCL_DEBUG_FILE=.../nccl-rank-00003.log) differs by construction, not by drift
+            values[key][value.replace(own_files, "rank-{rank}")].append((rank, host))
     lines = []
     for key, by_value in sorted(values.items()):
         if key in NATURALLY_PER_RANK:

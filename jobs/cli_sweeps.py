@@ -167,11 +167,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(line)
     for note in result.notes:
         print(f"# note: {note}")
-    print(f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s)")
+    print(
+        f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s), "
+        f"{len(result.incomplete)} incomplete"
+    )
     if args.json:
         write_json_atomic(Path(args.json), {"baseline": names[0], "candidate": names[1], **result.to_plain()})
     for regression in result.regressions:
         print(f"collbench: REGRESSION: {regression}", file=sys.stderr)
+    for incomplete in result.incomplete:
+        print(f"collbench: INCOMPLETE: {incomplete}", file=sys.stderr)
     if not result.rows:
         print("collbench: FAILED: nothing comparable between the two", file=sys.stderr)
     return result.exit_code

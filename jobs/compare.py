@@ -55,7 +55,7 @@ class Tolerance:
         return f"{self.default:.0%}" + (f" ({bands})" if bands else "")
 
 
-Verdict = Literal["ok", "faster", "REGRESSION"]
+Verdict = Literal["ok", "faster", "REGRESSION", "INCOMPLETE"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,16 @@ class ComparedRow:
     base_busbw: float
     cand_busbw: float
     tolerance: float
+    nranks: int = 0
+    base_ranks: int = 0
+    """Ranks behind the baseline's figure; fewer than nranks makes the row incomplete."""
+    cand_ranks: int = 0
+
+    @property
+    def incomplete(self) -> list[str]:
+        """The sides whose figure is not over every rank."""
+        sides = (("baseline", self.base_ranks), ("candidate", self.cand_ranks))
+        return [f"{side} {ranks}/{self.nranks} ranks" for side, ranks in sides if ranks < self.nranks]
 
     @property
     def ratio(self) -> float:
@@ -78,6 +88,8 @@ class ComparedRow:
 
     @property
     def verdict(self) -> Verdict:
+        if self.incomplete:
+            return "INCOMPLETE"
         if self.ratio < 1 - self.tolerance:
             return "REGRESSION"
         return "faster" if self.ratio > 1 + self.tolerance else "ok"
@@ -111,8 +123,17 @@ class Comparison:
         return [row.regression() for row in self.rows if row.verdict == "REGRESSION"]
 
     @property
+    def incomplete(self) -> list[str]:
+        return [
+            f"{row.label + ': ' if row.label else ''}{row.op} {row.size} B {row.placement}: not every rank reported "
+            f"({', '.join(row.incomplete)}), so it cannot be called ok"
+            for row in self.rows
+            if row.verdict == "INCOMPLETE"
+        ]
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.regressions or not self.rows else 0
+        return 1 if self.regressions or self.incomplete or not self.rows else 0
 
     def lines(self) -> list[str]:
         decimals = busbw_decimals(v for row in self.rows for v in (row.base_busbw, row.cand_busbw))
@@ -122,6 +143,7 @@ class Comparison:
         return {
             "compared": len(self.rows),
             "regressions": self.regressions,
+            "incomplete": self.incomplete,
             "notes": self.notes,
             "rows": [{**asdict(row), "ratio": row.ratio, "verdict": row.verdict} for row in self.rows],
         }
@@ -156,6 +178,7 @@ def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tole
                 ComparedRow(
                     label=label, op=row.op, size=row.size, in_place=row.in_place, root=row.root,
                     base_busbw=row.busbw, cand_busbw=other.busbw, tolerance=tolerance.for_size(row.size),
+                    nranks=row.nranks, base_ranks=row.ranks_reporting, cand_ranks=other.ranks_reporting,
                 )
             )  # fmt: skip
     return result

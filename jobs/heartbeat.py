@@ -4,7 +4,6 @@ it stops making progress, dies of a signal, or fails. `collbench status` and `lo
 from __future__ import annotations
 
 import faulthandler
-import signal
 import time
 from pathlib import Path
 from typing import TextIO
@@ -14,20 +13,16 @@ from loguru import logger
 from collectives.sweep import Progress
 from jobs.rundir import RunDir, write_json_atomic
 
-DUMP_SIGNALS = (signal.SIGTERM, signal.SIGUSR2)
-"""Slurm's cancel and time-limit warnings (submitit's own handlers still run after the dump)."""
-
 
 class StackDumps:
-    """faulthandler on the rank's own log: fatal signals, SIGTERM/SIGUSR2, and a no-progress watchdog."""
+    """faulthandler on the rank's own log: fatal signals and a no-progress watchdog (stop signals are
+    jobs.stop_signals', which dumps through dump_now)."""
 
     def __init__(self, log_file: Path, watchdog_s: float) -> None:
         self.handle: TextIO = log_file.open("a", encoding="utf-8")
         self.watchdog_s = watchdog_s
         self.closed = False
         faulthandler.enable(file=self.handle, all_threads=True)
-        for signum in DUMP_SIGNALS:
-            faulthandler.register(signum, file=self.handle, all_threads=True, chain=True)
         self.rearm()
 
     def rearm(self) -> None:
@@ -37,6 +32,8 @@ class StackDumps:
             faulthandler.dump_traceback_later(self.watchdog_s, repeat=False, file=self.handle)
 
     def dump_now(self, reason: str) -> None:
+        if self.closed:
+            return
         self.handle.write(f"# collbench: Python stacks of every thread ({reason}):\n")
         self.handle.flush()
         faulthandler.dump_traceback(file=self.handle, all_threads=True)
@@ -45,8 +42,6 @@ class StackDumps:
     def close(self) -> None:
         self.closed = True
         faulthandler.cancel_dump_traceback_later()
-        for signum in DUMP_SIGNALS:
-            faulthandler.unregister(signum)
         faulthandler.disable()
         self.handle.close()
 

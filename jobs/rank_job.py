@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import socket
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
 from jobs.report import assess, write_table
 from jobs.rundir import RunDir, write_json_atomic
+from jobs.stop_signals import RankStopped, SignalWatch
 
 
 class InjectedFault(RuntimeError):
@@ -57,6 +59,7 @@ class RankJob:
         heartbeat = Heartbeat(run, placement.rank, placement.host, dumps, slow_s)
         status = RankStatus(run, placement, cfg.device, dumps)
         status.write("running")
+        signals = SignalWatch(on_stop=status.stop, on_notice=status.notice)
         heartbeat.beat("init")
         try:
             rows = _run_rank(cfg, run, placement, status, heartbeat)
@@ -64,9 +67,10 @@ class RankJob:
             status.fail(error)
             raise
         finally:
+            signals.close()
             dumps.close()
         heartbeat.beat("done")
-        status.write("ok", rows=rows)
+        status.finish(rows)
         logger.info(f"rank {placement.rank} finished: {rows} results")
         return {"rank": placement.rank, "host": placement.host, "rows": rows}
 
@@ -103,8 +107,15 @@ def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str
 
 
 class RankStatus:
+    """This rank's status file. The first end recorded (failed or stopped) stands: what comes after it
+    (the error a stop provokes, a lost peer after a failure) is logged, never recorded over it.
+    Written from the main thread and from the signal watcher, so under a lock."""
+
     def __init__(self, run: RunDir, placement: Placement, device: str, dumps: StackDumps) -> None:
         self.dumps = dumps
+        self.lock = threading.RLock()
+        self.ended: str = ""
+        self.signals: list[dict[str, Any]] = []
         self.path = run.rank_status(placement.rank)
         self.base = {
             "rank": placement.rank,
@@ -116,30 +127,79 @@ class RankStatus:
             "job_id": placement.job_id,
             "master_addr": placement.master_addr,
             "master_port": placement.master_port,
+            "addresses": host_addresses(placement.host),
+            "attempt": int(os.environ.get("SLURM_RESTART_COUNT") or 0),
             "started": time.time(),
         }
 
-        self.failed = False
-
     def write(self, state: str, **fields: Any) -> None:
-        write_json_atomic(self.path, {**self.base, "state": state, "updated": time.time(), **fields})
+        with self.lock:
+            record = {**self.base, "state": state, "updated": time.time(), **fields}
+            if self.signals:
+                record["signals"] = self.signals
+            write_json_atomic(self.path, record)
+
+    def finish(self, rows: int) -> None:
+        with self.lock:
+            if not self.ended:
+                self.ended = "ok"
+                self.write("ok", rows=rows)
+
+    def stop(self, signal_name: str, at: float) -> None:
+        """A stop signal arrived (recorded by the signal watcher, even while a collective blocks)."""
+        with self.lock:
+            if self.ended:
+                return
+            self.ended = "stopped"
+            self.write("stopped", stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
+        logger.warning(f"stopped by {signal_name}: cancelled, preempted or out of time")
+        self.dumps.dump_now(f"stopped by {signal_name}")
+
+    def notice(self, signal_name: str, at: float) -> None:
+        """Slurm's warning before a time limit or preemption: kept in the status, the rank goes on."""
+        with self.lock:
+            self.signals.append({"signal": signal_name, "at": at})
+            if not self.ended:
+                self.write("running")
+        logger.warning(f"received {signal_name}: Slurm's notice of a time limit or preemption")
 
     def fail(self, error: BaseException) -> None:
         """Record the first error this rank met, with the moment it met it."""
-        if self.failed:
-            return
         failed_at = time.time()
-        self.failed = True
-        if isinstance(error, KeyboardInterrupt):
-            # the traceback shows where this rank was when it was stopped: where it hung, if it hung
-            logger.opt(exception=error).warning("stopped by SIGINT while still running")
-            self.write("stopped", stopped_at=failed_at, error="stopped by SIGINT while still running")
-            return
-        logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
-        self.dumps.dump_now(f"{type(error).__name__}")
-        self.write(
-            "failed", failed_at=failed_at, error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc()
-        )
+        with self.lock:
+            if self.ended:
+                if not isinstance(error, RankStopped):
+                    logger.opt(exception=error).info(f"after it {self.ended}: {type(error).__name__}: {error}")
+                return
+            if isinstance(error, (KeyboardInterrupt, RankStopped)) or _is_submitit_stop(error):
+                name = "SIGINT" if isinstance(error, KeyboardInterrupt) else "SIGUSR2"
+                self.ended = "stopped"
+                self.write("stopped", stopped_at=failed_at, signal=name, error=f"{type(error).__name__}: {error}")
+                # the traceback shows where this rank was when it was stopped: where it hung, if it hung
+                logger.opt(exception=error).warning(f"stopped by {name} while still running")
+                return
+            self.ended = "failed"
+            logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
+            self.dumps.dump_now(f"{type(error).__name__}")
+            self.write(
+                "failed",
+                failed_at=failed_at,
+                error=f"{type(error).__name__}: {error}",
+                traceback="".join(traceback.format_exception(error)),
+            )
+
+
+def _is_submitit_stop(error: BaseException) -> bool:
+    """submitit ends rank 0 with UncompletedJobError when it does not requeue after SIGUSR2."""
+    return type(error).__name__ == "UncompletedJobError"
+
+
+def host_addresses(host: str) -> list[str]:
+    """The addresses this host's name resolves to: what a peer's error message names it by."""
+    try:
+        return sorted(set(socket.gethostbyname_ex(host)[2]))
+    except OSError:
+        return []
 
 
 def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus, heartbeat: Heartbeat) -> int:

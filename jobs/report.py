@@ -8,11 +8,12 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from collectives.results import SummaryRow, iter_rank_results, placement_name, summarize
+from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.analysis import Analyser, Analysis
 from jobs.config import Config, config_from_plain
-from jobs.rundir import RunDir, read_json, write_json_atomic
+from jobs.postmortem import Postmortem, examine, rank_spans
+from jobs.rundir import RunDir, rank_of, read_json, write_json_atomic
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,8 @@ class RunOutcome:
     """One line per failed rank, missing rank or wrong result; empty when the run passed."""
     analysis: Analysis | None = None
     """The per-rank and per-host view, when asked for."""
+    postmortem: Postmortem | None = None
+    """How each rank ended, and what caused a failure."""
 
     @property
     def passed(self) -> bool:
@@ -80,53 +83,30 @@ def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
 
 
 def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
-    """Every rank's state and the aggregated rows, with what went wrong; the results are read once."""
+    """Every rank's end and the aggregated rows, with what went wrong, cause first; the results are
+    read once."""
     cfg = load_run_config(run)
     statuses = read_statuses(run)
-    records = iter_rank_results(result_files(run), keep_times=False)
+    postmortem = examine(run, statuses, cfg.world_size)
+    damaged: list[DamagedLine] = []
+    records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
     analyser = Analyser() if with_analysis else None
     rows = summarize(analyser.watch(records) if analyser else records)
-    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows)
-    outcome.problems = _rank_problems(cfg.world_size, statuses) + _row_problems(rows, cfg.world_size)
+    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows, postmortem=postmortem)
+    damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
+    outcome.problems = postmortem.problems + _damage_problems(damage) + _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
     outcome.analysis = analyser.finish(run) if analyser else None
     return outcome
 
 
-def _rank_problems(world_size: int, statuses: dict[int, dict[str, Any]]) -> list[str]:
-    failed = sorted(
-        (s for s in statuses.values() if s["state"] == "failed"), key=lambda s: s.get("failed_at", s["updated"])
-    )
-    problems = []
-    if failed:
-        first = failed[0]
-        problems.append(f"rank {first['rank']} on {first['host']} failed first: {first.get('error', '?')}")
-        for later in failed[1:]:
-            problems.append(f"rank {later['rank']} on {later['host']} failed after it: {later.get('error', '?')}")
-    never_started = [rank for rank in range(world_size) if rank not in statuses]
-    if len(never_started) == world_size:
-        problems.append(f"no rank started (none of the {world_size} wrote a status file)")
-    elif never_started:
-        problems.append(f"rank(s) {rank_spans(never_started)} never started (no status file)")
-    for rank in range(world_size):
-        status = statuses.get(rank)
-        if status is not None and status["state"] in ("running", "stopped"):
-            problems.append(
-                f"rank {rank} on {status['host']} did not finish: never failed itself, so it hung, ran slow, "
-                "or was killed"
-            )
-    return problems
-
-
-def rank_spans(ranks: list[int]) -> str:
-    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8'."""
-    spans: list[list[int]] = []
-    for rank in sorted(ranks):
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+def _damage_problems(damaged: list[DamagedLine]) -> list[str]:
+    """A line still being written by a running rank is not damage; any other unreadable line is."""
+    return [
+        f"rank {rank_of(line.path)}: results line damaged, left out: {line.describe()}"
+        + (" (its writer was likely killed mid-write)" if line.last else "")
+        for line in damaged
+    ]
 
 
 def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
@@ -138,9 +118,15 @@ def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
                 f"{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
                 f"{', '.join(map(str, row.wrong_ranks))}"
             )
-        if row.ranks_reporting != world_size:
+        if row.ranks_reporting != world_size or row.missing_ranks:
+            missing = f" (missing: rank(s) {rank_spans(row.missing_ranks)})" if row.missing_ranks else ""
             problems.append(
-                f"{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{world_size} ranks reported"
+                f"{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{world_size} ranks reported{missing}"
+            )
+        if row.duplicate_ranks:
+            problems.append(
+                f"{row.op} size {row.size} {placement}: rank(s) {rank_spans(row.duplicate_ranks)} reported it "
+                "more than once (only the first counts)"
             )
     return problems
 

@@ -2,7 +2,15 @@ from pathlib import Path
 
 import pytest
 
-from collectives.results import RankResult, iteration_stats, read_rank_results, summarize
+from collectives.results import (
+    DamagedLine,
+    DamagedResult,
+    RankResult,
+    iter_rank_results,
+    iteration_stats,
+    read_rank_results,
+    summarize,
+)
 from collectives.table import SweepHeader, format_time_us, render_op_table
 
 
@@ -46,10 +54,29 @@ def test_unchecked_rows_report_minus_one() -> None:
     assert row.wrong == -1
 
 
-def test_a_torn_last_line_from_a_killed_rank_is_skipped(tmp_path: Path) -> None:
+def test_a_torn_last_line_is_named_with_its_file_and_line_and_left_out(tmp_path: Path) -> None:
     path = tmp_path / "rank-00000.jsonl"
     path.write_text(record(0, 1.0).to_json() + "\n" + record(0, 2.0, size=8192).to_json()[:40])
-    assert [r.size for r in read_rank_results([path])] == [4096]
+    damaged: list[DamagedLine] = []
+    assert [r.size for r in iter_rank_results([path], on_damage=damaged.append)] == [4096]
+    assert [(d.path, d.line, d.last) for d in damaged] == [(path, 2, True)]
+    assert "cut off mid-line" in damaged[0].describe() and f"{path}:2:" in damaged[0].describe()
+    with pytest.raises(DamagedResult, match=r"rank-00000.jsonl:2: cut off mid-line"):
+        read_rank_results([path])  # nobody to tell: the damage is an error, never silently dropped
+
+
+def test_a_garbled_line_in_the_middle_is_damage_and_the_rest_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "rank-00001.jsonl"
+    path.write_text(record(1, 1.0).to_json() + "\n{not json\n" + record(1, 2.0, size=8192).to_json() + "\n")
+    damaged: list[DamagedLine] = []
+    assert [r.size for r in iter_rank_results([path], on_damage=damaged.append)] == [4096, 8192]
+    assert [(d.line, d.last) for d in damaged] == [(2, False)] and "not a JSON line" in damaged[0].reason
+
+
+def test_a_row_names_the_ranks_it_lacks_and_counts_a_rank_once() -> None:
+    (row,) = summarize([record(0, 10.0), record(0, 12.0)])
+    assert (row.nranks, row.ranks_reporting, row.missing_ranks, row.duplicate_ranks) == (2, 1, [1], [0])
+    assert not row.complete and row.time_us == 10.0
 
 
 @pytest.mark.parametrize(("time_us", "text"), [(12.345, "  12.35"), (123.45, "  123.5"), (12345.6, "  12346")])
