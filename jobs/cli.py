@@ -184,30 +184,37 @@ def _find(args: argparse.Namespace) -> RunDir:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from jobs.postmortem import examine
     from jobs.progress import behind, describe_age, read_progress
 
     run = _find(args)
     meta = run.read_meta()
-    line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {meta.get('world_size')}"
+    world = int(meta.get("world_size", 0))
+    line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {world}"
+    statuses = read_statuses(run)
     if meta.get("launcher") == "slurm":
-        from jobs.launch_slurm import current_state
+        from jobs.launch_slurm import NodeWatch, current_state
 
         state = current_state(run)
+        NodeWatch(run, None).check(state, statuses)  # what Slurm says of the job's nodes, kept for report
         line += f"  job {state.job_id}  {state.slurm_state} ({state.info.phase})"
     print(line)
-    statuses = read_statuses(run)
-    progress = read_progress(
-        run, int(meta.get("world_size", len(statuses))), {r: s["host"] for r, s in statuses.items()}
-    )
+    postmortem = examine(run, statuses, world)
+    for cause in postmortem.causes:
+        print(f"cause: {cause}")
+    progress = read_progress(run, world, {r: s["host"] for r, s in statuses.items()})
     late = behind(progress)
     if late and len(late) < len(progress):
         names = ", ".join(f"{p.rank} ({p.host}, {p.where}, {describe_age(p.at)})" for p in late[:20])
         more = f" and {len(late) - 20} more" if len(late) > 20 else ""
         print(f"behind the rest: {len(late)} rank(s): {names}{more}")
-    print(f"{'rank':>6}  {'host':<12} {'state':<8} {'heartbeat':<12} last reached")
+    print(f"{'rank':>6}  {'host':<12} {'state':<14} {'heartbeat':<12} last reached")
     for p in progress:
-        state = statuses.get(p.rank, {}).get("state", "-")
-        print(f"{p.rank:>6}  {p.host:<12} {state:<8} {describe_age(p.at):<12} {p.where}")
+        end = postmortem.ends.get(p.rank)
+        state_word = end.state if end else "-"
+        host = p.host if p.host != "?" or end is None else end.host
+        how = f"  [{end.how}]" if end and end.kind not in ("ok", "running", "absent") else ""
+        print(f"{p.rank:>6}  {host:<12} {state_word:<14} {describe_age(p.at):<12} {p.where}{how}")
     return EXIT_OK
 
 
@@ -252,15 +259,31 @@ def _cmd_wait(args: argparse.Namespace) -> int:
 def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
     if run.read_meta().get("launcher") != "slurm":
         return _print_outcome(_finalize(run, args), run, args.format)
-    from jobs.launch_slurm import wait_for_job
+    from jobs.launch_slurm import watch_job
+    from jobs.live import Live
 
-    state = wait_for_job(run, timeout_s)
-    if not state.info.final:
+    live = Live()
+    try:
+        waited = watch_job(run, timeout_s, live)
+    finally:
+        live.close()
+    state = waited.state
+    if state.info.phase == "never_starts":
+        print(f"collbench: job {state.job_id} {state.info.meaning(state.slurm_state)}", file=sys.stderr)
+        print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
+        return EXIT_FAILED
+    if not state.info.final and not waited.ranks_ended:
         print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
     code = _print_outcome(_finalize(run, args), run, args.format)
-    print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
-    return code if state.info.phase == "completed" else EXIT_FAILED
+    if state.info.final:
+        print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
+        return code if state.info.phase == "completed" else EXIT_FAILED
+    print(
+        f"collbench: job {state.job_id}: every rank has recorded its end (Slurm still shows {state.slurm_state})",
+        file=sys.stderr,
+    )
+    return code
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:

@@ -55,12 +55,15 @@ class Heartbeat:
         self.host = host
         self.dumps = dumps
         self.slow_s = slow_s
+        self.total = 0
 
     def beat(self, phase: str, **where: object) -> None:
-        write_json_atomic(self.path, {"rank": self.rank, "host": self.host, "phase": phase, "at": time.time(), **where})
+        record = {"rank": self.rank, "host": self.host, "phase": phase, "at": time.time(), "total": self.total}
+        write_json_atomic(self.path, {**record, **where})
         self.dumps.rearm()
 
     def __call__(self, progress: Progress) -> None:
+        self.total = progress.total
         if progress.phase == "start" and self.slow_s > 0:
             time.sleep(self.slow_s)  # faults.slow_rank: this rank reaches every step late
         self.beat(

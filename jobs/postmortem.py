@@ -4,7 +4,7 @@ Evidence, all read from the run directory:
   - each rank's status file: ok, failed (with its error), stopped (with the signal), or still 'running';
   - srun's and slurmstepd's own lines in the batch script's stderr (slurm.evidence): a task that was
     killed, crashed or exited, and whether that came before srun began tearing the step down;
-  - the Slurm facts `wait` and `status` record in run.json: the job's state, nodes Slurm marks down
+  - the Slurm facts `wait` and `status` record in slurm.json: the job's state, nodes Slurm marks down
     or not responding, nodes whose slurmd does not answer;
   - heartbeats: which ranks were behind the others when the others gave up.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jobs.progress import RankProgress, read_progress
-from jobs.rundir import RunDir
+from jobs.rundir import RunDir, read_json, write_json_atomic
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
 from slurm.states import state_info
 
@@ -38,6 +38,12 @@ LOST_PEER = re.compile(
     re.IGNORECASE,
 )
 PEER_ADDRESS = re.compile(r"\[(?P<addr>[0-9a-fA-F:.]+)\]:\d+")
+
+
+def short_error(error: str) -> str:
+    """An error without the build paths and boilerplate torch and gloo wrap around it."""
+    text = re.sub(r"\[/[^\]]*?/(gloo/[^\]]+)\]", r"[\1]", error)
+    return text.split(". This is typically")[0].strip()
 
 
 def is_lost_peer(error: str) -> bool:
@@ -60,7 +66,7 @@ class RankEnd:
 
 @dataclass(slots=True)
 class JobFacts:
-    """What Slurm said of the job when `wait` or `status` last asked (kept in run.json under 'slurm')."""
+    """What Slurm said of the job when `wait` or `status` last asked (kept in the run's slurm.json)."""
 
     state: str = ""
     nodes: str = ""
@@ -74,8 +80,11 @@ class JobFacts:
         return bool(self.state) and state_info(self.state).final
 
     @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> JobFacts:
-        data = meta.get("slurm") or {}
+    def read(cls, run: RunDir) -> JobFacts:
+        try:
+            data = read_json(run.slurm_file)
+        except (OSError, ValueError):
+            return cls()
         return cls(
             state=str(data.get("state", "")),
             nodes=str(data.get("nodes", "")),
@@ -83,8 +92,9 @@ class JobFacts:
             unanswering=list(data.get("unanswering", [])),
         )
 
-    def to_plain(self) -> dict[str, Any]:
-        return {"state": self.state, "nodes": self.nodes, "unhealthy": self.unhealthy, "unanswering": self.unanswering}
+    def save(self, run: RunDir) -> None:
+        plain = {"state": self.state, "nodes": self.nodes, "unhealthy": self.unhealthy, "unanswering": self.unanswering}
+        write_json_atomic(run.slurm_file, plain)
 
 
 @dataclass(slots=True)
@@ -120,7 +130,7 @@ def examine(run: RunDir, statuses: dict[int, dict[str, Any]], world_size: int) -
     launcher = meta.get("launcher")
     job_id = str(meta.get("job_id", ""))
     steps = read_step_messages(batch_stderr(run, job_id)) if launcher == "slurm" and job_id else None
-    facts = JobFacts.from_meta(meta)
+    facts = JobFacts.read(run)
     hosts = {rank: str(s.get("host", "?")) for rank, s in statuses.items()}
     progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
     return judge(world_size, statuses, progress, steps, facts, local=launcher == "local")
@@ -134,7 +144,7 @@ def judge(
     facts: JobFacts,
     local: bool = False,
 ) -> Postmortem:
-    lost_nodes = {**dict.fromkeys(facts.unanswering, "its slurmd does not answer"), **facts.unhealthy}
+    lost_nodes = {**dict.fromkeys(facts.unanswering, "its slurmd does not answer from here"), **facts.unhealthy}
     ends = {rank: _rank_end(rank, statuses.get(rank), steps, facts, lost_nodes, local) for rank in range(world_size)}
     ends = _mark_hung(ends, progress)
     report = Postmortem(ends=ends)
@@ -165,7 +175,7 @@ def _rank_end(
         return RankEnd(rank, host, "lost", "lost", f"its node {host} is {lost_nodes[host]}", _ended_at(status))
     if state == "failed":
         kind: Kind = "peer" if is_lost_peer(error) else "own"
-        return RankEnd(rank, host, kind, "failed", error, float(status.get("failed_at", 0.0)))
+        return RankEnd(rank, host, kind, "failed", short_error(error), float(status.get("failed_at", 0.0)))
     if state == "stopped":
         return RankEnd(rank, host, "stopped", "stopped", error or "stopped", float(status.get("stopped_at", 0.0)))
     if task_end is not None:
@@ -195,9 +205,10 @@ def _pid_alive(status: dict[str, Any]) -> bool:
 
 
 def _mark_hung(ends: dict[int, RankEnd], progress: dict[int, RankProgress]) -> dict[int, RankEnd]:
-    """Ranks that never failed themselves and were behind the ranks that gave up waiting for them."""
+    """Ranks that never failed themselves and were behind the ranks that gave up waiting for them, when
+    nothing else explains the failure (after a death or an error, the ranks left behind are its victims)."""
     noticers = [e.rank for e in ends.values() if e.kind == "peer"]
-    if not noticers:
+    if not noticers or any(e.kind in ("own", "dead", "lost") for e in ends.values()):
         return ends
     front = max(progress[r].position for r in noticers if r in progress) if progress else -2
     marked = dict(ends)
@@ -251,7 +262,7 @@ def _causes(
     for node, why in sorted(lost_nodes.items()):
         on_it = [e.rank for e in ends.values() if e.host == node]
         if on_it:
-            causes.append(f"node {node} stopped answering (Slurm: {why}): rank(s) {rank_spans(on_it)} ran there")
+            causes.append(f"node {node} stopped answering ({why}): rank(s) {rank_spans(on_it)} ran there")
     for end in sorted((e for e in ends.values() if e.kind == "hung"), key=lambda e: e.rank):
         causes.append(f"rank {end.rank} on {end.host} hung: {end.how}")
     if not causes:
@@ -287,7 +298,7 @@ def _consequences(
             f"{_with_peer_host(first.how, statuses)})"
         )
     stopped = [e.rank for e in ends.values() if e.kind == "stopped"]
-    if stopped and have_cause:
+    if stopped and any(e.kind in ("own", "dead", "lost", "hung") for e in ends.values()):
         lines.append(f"rank(s) {rank_spans(stopped)} were stopped after it")
     killed = [e.rank for e in ends.values() if e.kind == "killed"]
     if killed:
@@ -309,7 +320,7 @@ def _consequences(
 def _with_peer_host(error: str, statuses: dict[int, dict[str, Any]]) -> str:
     """Add the host behind an address an error names: '... [10.78.0.12]:60629 ...' (n2)."""
     match = PEER_ADDRESS.search(error)
-    short = error.split(". This is typically")[0]
+    short = short_error(error)
     if not match:
         return short
     addr = match.group("addr").removeprefix("::ffff:")

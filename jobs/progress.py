@@ -21,6 +21,15 @@ class RankProgress:
     at: float
     where: str
     """The last (op, size, placement) reached, in words."""
+    total: int = 0
+    """Measurements in this rank's sweep (0 before its first heartbeat with a position)."""
+
+    @property
+    def completed(self) -> int:
+        """Measurements this rank has finished."""
+        if self.phase == "done":
+            return self.total
+        return max(0, (self.position + 1) // 2)
 
 
 def read_progress(run: RunDir, world_size: int, hosts: dict[int, str] | None = None) -> list[RankProgress]:
@@ -51,7 +60,8 @@ def _progress(rank: int, beat: dict[str, Any]) -> RankProgress:
         position, where = 1 << 62, "finished its sweep"
     else:
         position, where = -1, "initialising (rendezvous, before the first measurement)"
-    return RankProgress(rank, str(beat.get("host", "?")), phase, position, float(beat["at"]), where)
+    total = int(beat.get("total", 0))
+    return RankProgress(rank, str(beat.get("host", "?")), phase, position, float(beat["at"]), where, total)
 
 
 def behind(progress: list[RankProgress]) -> list[RankProgress]:

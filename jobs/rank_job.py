@@ -172,9 +172,11 @@ class RankStatus:
                     logger.opt(exception=error).info(f"after it {self.ended}: {type(error).__name__}: {error}")
                 return
             if isinstance(error, (KeyboardInterrupt, RankStopped)) or _is_submitit_stop(error):
-                name = "SIGINT" if isinstance(error, KeyboardInterrupt) else "SIGUSR2"
+                name = error.signal_name if isinstance(error, RankStopped) else "SIGINT"
+                name = "SIGUSR2" if _is_submitit_stop(error) else name
+                text = str(error) if isinstance(error, RankStopped) else f"{type(error).__name__}: {error}"
                 self.ended = "stopped"
-                self.write("stopped", stopped_at=failed_at, signal=name, error=f"{type(error).__name__}: {error}")
+                self.write("stopped", stopped_at=failed_at, signal=name, error=text)
                 # the traceback shows where this rank was when it was stopped: where it hung, if it hung
                 logger.opt(exception=error).warning(f"stopped by {name} while still running")
                 return

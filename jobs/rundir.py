@@ -78,6 +78,11 @@ class RunDir:
         return self.path / "submitit"
 
     @property
+    def slurm_file(self) -> Path:
+        """What Slurm last said of the job (state, nodes down or silent), kept by wait and status."""
+        return self.path / "slurm.json"
+
+    @property
     def table_file(self) -> Path:
         return self.path / "table.txt"
 

@@ -32,6 +32,10 @@ submitit checkpoints, and requeues when the job allows it."""
 class RankStopped(BaseException):
     """Raised in the rank's main thread once a stop signal has been recorded: ends the sweep."""
 
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"stopped by {signal_name}")
+        self.signal_name = signal_name
+
 
 Recorder = Callable[[str, float], None]
 """Called with the signal's name and the moment it arrived, from the watcher thread."""
@@ -77,7 +81,7 @@ class SignalWatch:
         if callable(previous):
             previous(signum, frame)  # submitit's: log, or checkpoint and requeue (rank 0, SIGUSR2)
         if signum in STOP_SIGNALS:
-            raise RankStopped(f"stopped by {signal.Signals(signum).name}")
+            raise RankStopped(signal.Signals(signum).name)
 
     def close(self) -> None:
         for signum, previous in self.previous.items():

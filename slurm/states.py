@@ -5,13 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Phase = Literal["pending", "running", "completed", "failed", "cancelled", "unknown"]
+Phase = Literal["pending", "running", "completed", "failed", "cancelled", "never_starts", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
 class StateInfo:
     phase: Phase
     final: bool
+    """Nothing more will happen to the job unless somebody acts (a job that can never start is final too)."""
+
+    def meaning(self, slurm_state: str) -> str:
+        """The state in words: 'ended FAILED', or 'will never start: PartitionNodeLimit'."""
+        if self.phase == "never_starts":
+            reason = slurm_state.split("(", 1)[-1].rstrip(")") if "(" in slurm_state else slurm_state
+            return f"is queued but will never start: {reason}"
+        return f"ended {slurm_state}" if self.final else f"is {slurm_state}"
 
 
 SLURM_STATES: dict[str, StateInfo] = {
@@ -57,7 +65,7 @@ NEVER_STARTS = frozenset(
         "DependencyNeverSatisfied",
     }
 )
-"""Pending reasons under which a job can never start as submitted: treated as a final failure."""
+"""Pending reasons under which a job can never start as submitted: final, though it stays queued."""
 
 
 def state_info(slurm_state: str) -> StateInfo:
@@ -65,5 +73,5 @@ def state_info(slurm_state: str) -> StateInfo:
     words = slurm_state.strip().split()
     word = words[0].rstrip("+") if words else ""
     if word == "PENDING" and len(words) > 1 and words[1].strip("()") in NEVER_STARTS:
-        return StateInfo("failed", True)
+        return StateInfo("never_starts", True)
     return SLURM_STATES.get(word, UNKNOWN)

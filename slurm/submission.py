@@ -4,15 +4,18 @@ the exact sbatch script; then submitting, querying and cancelling through Slurm'
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, slurmd_answers
 from slurm.settings import SlurmSettings
 
 QUERY_TIMEOUT_S = 20.0
@@ -121,6 +124,30 @@ def _accounting_field(job_id: str, field: str) -> str:
     result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", field])
     lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
     return lines[0] if result.returncode == 0 and lines else ""
+
+
+def node_states(nodes: list[str]) -> list[NodeState]:
+    """Slurm's view of these nodes (sinfo), [] when it cannot say."""
+    if not nodes:
+        return []
+    result = _run(["sinfo", "-h", "-N", "-n", ",".join(nodes), "-o", "%N|%T|%E"])
+    return parse_node_states(result.stdout) if result.returncode == 0 else []
+
+
+def unanswering_nodes(nodes: list[str]) -> list[str]:
+    """The nodes whose slurmd does not accept a connection from here (what slurmctld tests too)."""
+    if not nodes:
+        return []
+    shown = _run(["scontrol", "-o", "show", "node", ",".join(nodes)])
+    config = _run(["scontrol", "show", "config"])
+    port = re.search(r"^SlurmdPort\s*=\s*(\d+)", config.stdout, re.M)
+    if shown.returncode != 0 or not port:
+        return []
+    addresses = parse_node_addresses(shown.stdout)
+    slurmd_port = int(port.group(1))
+    with ThreadPoolExecutor(max_workers=min(32, len(addresses) or 1)) as pool:
+        answered = list(pool.map(lambda address: slurmd_answers(address, slurmd_port), addresses.values()))
+    return sorted(node for node, ok in zip(addresses, answered, strict=True) if not ok)
 
 
 def cancel(job_id: str) -> None:

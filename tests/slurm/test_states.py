@@ -8,7 +8,8 @@ from slurm.states import state_info
     [
         ("PENDING", "pending", False),
         ("PENDING (Resources)", "pending", False),
-        ("PENDING (PartitionNodeLimit)", "failed", True),
+        ("PENDING (PartitionNodeLimit)", "never_starts", True),
+        ("PENDING (DependencyNeverSatisfied)", "never_starts", True),
         ("RUNNING", "running", False),
         ("COMPLETING", "running", False),
         ("COMPLETED", "completed", True),
@@ -25,3 +26,10 @@ from slurm.states import state_info
 def test_every_state_has_one_meaning(state: str, phase: str, final: bool) -> None:
     info = state_info(state)
     assert (info.phase, info.final) == (phase, final)
+
+
+def test_a_job_that_can_never_start_is_not_said_to_have_ended() -> None:
+    state = "PENDING (PartitionNodeLimit)"
+    assert state_info(state).meaning(state) == "is queued but will never start: PartitionNodeLimit"
+    assert state_info("FAILED").meaning("FAILED") == "ended FAILED"
+    assert state_info("RUNNING").meaning("RUNNING") == "is RUNNING"
