@@ -86,6 +86,8 @@ class RankResult:
     """The size the sweep asked for, before nccl-tests' rounding (0 in files that predate it: use size)."""
     started_at: float = 0.0
     """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
+    attempt: int = 0
+    """The Slurm attempt (SLURM_RESTART_COUNT) that measured it: a resumed attempt carries earlier ones'."""
     version: int = RESULT_FORMAT_VERSION
 
     @property

@@ -109,9 +109,11 @@ def run_sweep(
     emit: Emit,
     corrupt_output: bool = False,
     on_progress: OnProgress = _ignore_progress,
+    skip_first: int = 0,
 ) -> None:
     """Measure every planned (op, size, root) in each placement and emit one RankResult for each;
-    `on_progress` hears of each measurement as it starts and ends (heartbeats)."""
+    `on_progress` hears of each measurement as it starts and ends (heartbeats). The first
+    `skip_first` measurements are passed over (a resumed attempt has them already)."""
     dtype = patterns.dtype_of(settings.dtype)
     steps, skipped = plan_sweep(settings, ctx.nranks)
     for skip in skipped:
@@ -124,13 +126,20 @@ def run_sweep(
     index = 0
     element_size = DTYPES[settings.dtype].size
     for step in steps:
+        placements = LAYOUTS[step.op].placements
+        if index + len(placements) <= skip_first:
+            index += len(placements)
+            continue
         if current != (step.counts.send, step.counts.recv):
             buffers = None  # free the previous size's buffers before allocating the next
             buffers = Buffers.allocate(step.counts, dtype, ctx.device)
             current = (step.counts.send, step.counts.recv)
         assert buffers is not None
         args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0))
-        for in_place in LAYOUTS[step.op].placements:
+        for in_place in placements:
+            if index < skip_first:
+                index += 1
+                continue
             size = step.counts.size_bytes(element_size)
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "start"))
             measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers, args, in_place)

@@ -12,7 +12,7 @@ from collectives.results import ResultFormatError
 from jobs.config import Config, ConfigError, load_config, to_yaml
 from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
 from jobs.rundir import RunDir, find_run
-from jobs.runs import new_run, public_config, require_slurm, submit_new_run
+from jobs.runs import check_cluster_can_run, check_output_dir, new_run, public_config, require_slurm, submit_new_run
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
@@ -29,10 +29,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args))
-    except (ConfigError, FileNotFoundError, ResultFormatError) as error:
+    except (ConfigError, FileNotFoundError, ResultFormatError, SubmissionFailed) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (SlurmUnavailable, SubmissionFailed) as error:
+    except SlurmUnavailable as error:
         print(f"collbench: error: {error}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     except KeyboardInterrupt:
@@ -148,6 +148,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from jobs.launch_local import check_host_memory, start_local, watch_local
 
     check_host_memory(cfg)
+    check_output_dir(cfg.output_dir)
     public = public_config(cfg)
     run = new_run(cfg, public)
     job = start_local(cfg, public, run)
@@ -172,6 +173,7 @@ def _submit(cfg: Config, quiet: bool = False) -> RunDir:
     from slurm.submission import check_available
 
     check_available()
+    check_cluster_can_run(cfg)
     run, job_id = submit_new_run(cfg)
     out = sys.stderr if quiet else sys.stdout
     print(f"job {job_id}", file=out)
@@ -180,7 +182,13 @@ def _submit(cfg: Config, quiet: bool = False) -> RunDir:
 
 
 def _find(args: argparse.Namespace) -> RunDir:
-    return find_run(args.run, args.output_dir)
+    """The run named on the command line; when Slurm ran it more than once, say which attempt this is."""
+    from jobs.attempts import notes
+
+    run = find_run(args.run, args.output_dir)
+    for line in notes(run):
+        print(f"collbench: {line}", file=sys.stderr)
+    return run
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

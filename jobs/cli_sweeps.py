@@ -12,7 +12,7 @@ from jobs.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.config import ConfigError, load_config
 from jobs.report import finalize
 from jobs.rundir import RunDir, find_run, write_json_atomic
-from jobs.runs import require_slurm, submit_new_run
+from jobs.runs import check_cluster_can_run, check_output_dir, require_slurm, submit_new_run
 from jobs.scale import RunAssessment, Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
 from slurm.submission import SubmissionFailed
 
@@ -72,7 +72,10 @@ def _start(args: argparse.Namespace) -> int:
     from slurm.submission import check_available
 
     check_available()
+    for cfg in configs.values():  # every node count the cluster can run, or nothing is submitted
+        check_cluster_can_run(cfg)
     first = next(iter(configs.values()))
+    check_output_dir(first.output_dir)
     sweep = Sweep.create(first.output_dir, counts, args.config, overrides)
     print(f"sweep {sweep.sweep_id}")
     print(f"sweep directory {sweep.path}", flush=True)
@@ -159,6 +162,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         names = (args.baseline, args.candidate)
     else:
         base, cand = find_run(args.baseline, args.output_dir), find_run(args.candidate, args.output_dir)
+        from jobs.attempts import notes
+
+        for side, run in (("baseline", base), ("candidate", cand)):
+            for line in notes(run):
+                print(f"collbench: {side}: {line}", file=sys.stderr)
         result = compare_rows(finalize(base).rows, finalize(cand).rows, tolerance)
         names = (base.run_id, cand.run_id)
     print(f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,12 @@ SETTLE_S = 4.0
 
 
 def slurm_request(cfg: Config, run_path: Path) -> submission.SlurmRequest:
-    return submission.build_request(cfg.slurm, cfg.nodes, cfg.timeouts.job_min, RunDir(run_path).submitit_dir)
+    """The job's request; its batch script first files away any earlier attempt (jobs.attempts)."""
+    python = sys.executable
+    begin_attempt = f"{shlex.quote(python)} -m jobs.attempts {shlex.quote(str(run_path))}"
+    return submission.build_request(
+        cfg.slurm, cfg.nodes, cfg.timeouts.job_min, RunDir(run_path).submitit_dir, python, [begin_attempt]
+    )
 
 
 def dry_run_script(cfg: Config) -> str:

@@ -267,6 +267,11 @@ def _causes(
         causes.append(f"rank {end.rank} on {end.host} hung: {end.how}")
     if not causes:
         causes += _stop_cause(ends, steps, facts)
+    if facts.state.startswith("NODE_FAIL"):
+        causes.append(
+            f"the job ended NODE_FAIL on {facts.nodes or 'its nodes'} and was not run again: a rerun on other nodes "
+            "would measure another cluster (slurm.requeue=true lets Slurm requeue it, each attempt kept apart)"
+        )
     return causes
 
 

@@ -230,6 +230,8 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     )
     try:
         _inject_faults(cfg, placement.rank)
+        attempt = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+        carried = _agreed_carry_over(run, attempt, placement, device)
         ctx = RankContext(
             rank=placement.rank,
             nranks=placement.world_size,
@@ -238,25 +240,52 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
             device=device,
         )
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
-            writer = _ResultWriter(results)
+            writer = _ResultWriter(results, attempt)
             run_sweep(
                 cfg.bench,
                 ctx,
                 writer.write,
                 corrupt_output=cfg.faults.corrupt_rank == placement.rank,
                 on_progress=heartbeat,
+                skip_first=carried,
             )
         dist.barrier()
         if placement.rank == 0:
             # every rank's results are on disk now: the table is there even if nobody waits for the job
             write_table(run, assess(run))
-        return writer.rows
+        return writer.rows + carried
     except BaseException as error:
         # Before teardown: peers only see the broken connection after this rank has said it failed first.
         status.fail(error)
         raise
     finally:
         dist.destroy_process_group()
+
+
+def _agreed_carry_over(run: RunDir, attempt_number: int, placement: Placement, device: Any) -> int:
+    """How many measurements this attempt takes over from the one before: the count jobs.attempts
+    decided, if every rank is on the host it had then (all ranks agree, or none carries anything)."""
+    import torch
+    import torch.distributed as dist
+
+    from jobs import attempts
+
+    if attempt_number == 0:  # every rank of the job is in the same attempt
+        return 0
+    attempt = attempts.current_attempt(run, attempt_number)
+    count = attempt.resume_from if attempt else 0
+    same_host = attempt is not None and attempts.earlier_host(run, attempt, placement.rank) == placement.host
+    vote = torch.tensor([count if same_host else 0, int(same_host)], dtype=torch.int64, device=device)
+    dist.all_reduce(vote, op=dist.ReduceOp.MIN)
+    agreed = int(vote[0]) if int(vote[1]) == 1 else 0
+    if attempt is not None and agreed:
+        attempts.carry_over(run, attempt, placement.rank, agreed)
+        logger.info(f"attempt {attempt_number}: carrying over {agreed} measurement(s) from the attempt before")
+    elif attempt is not None:
+        logger.info(
+            f"attempt {attempt_number}: starting the sweep over (nodes or hosts differ from the attempt before)"
+        )
+    return agreed
 
 
 def _inject_faults(cfg: Config, rank: int) -> None:
@@ -271,11 +300,13 @@ def _inject_faults(cfg: Config, rank: int) -> None:
 class _ResultWriter:
     """Appends each result as it is measured, so a killed run keeps every finished size."""
 
-    def __init__(self, handle: TextIO) -> None:
+    def __init__(self, handle: TextIO, attempt: int) -> None:
         self.handle = handle
+        self.attempt = attempt
         self.rows = 0
 
     def write(self, result: Any) -> None:
+        result.attempt = self.attempt
         self.handle.write(result.to_json() + "\n")
         self.handle.flush()
         self.rows += 1

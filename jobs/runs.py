@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -39,10 +41,41 @@ def require_slurm(cfg: Config) -> None:
         )
 
 
+def check_output_dir(output_dir: str) -> None:
+    """output_dir must be a directory this process can write, or creatable: said before anything starts."""
+    path = Path(output_dir).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"output_dir: {str(path)!r} is not a directory; allowed: a writable directory or a new path")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"output_dir: {str(path)!r} lies under {str(existing)!r}, which is not a directory")
+    try:  # root ignores permission bits, not a read-only mount: try for real
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".collbench-probe-"):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"output_dir: {str(path)!r} cannot be written ({error.strerror} in {str(existing)!r}); "
+            "allowed: a writable directory"
+        ) from None
+
+
+def check_cluster_can_run(cfg: Config) -> None:
+    """Slurm's partitions, accounts and QOS against the request: bad input before sbatch, never a job that
+    waits forever."""
+    from slurm.preflight import RequestRefused
+    from slurm.submission import preflight
+
+    try:
+        preflight(cfg.slurm, cfg.nodes, cfg.timeouts.job_min)
+    except RequestRefused as error:
+        raise ConfigError(str(error)) from None
+
+
 def submit_new_run(cfg: Config) -> tuple[RunDir, str]:
     """A new run directory and its Slurm job; if sbatch refuses, the directory is removed again."""
     from jobs.launch_slurm import submit_run
 
+    check_output_dir(cfg.output_dir)
     public = public_config(cfg)
     run = new_run(cfg, public)
     try:

@@ -38,6 +38,13 @@ class SlurmSettings:
     """Extra arguments for srun, such as --cpu-bind=none."""
     kill_on_bad_exit: bool = True
     """srun --kill-on-bad-exit=1: one rank that dies ends the whole step."""
+    requeue: bool = False
+    """Let Slurm run the job again after a node failure or a preemption (--requeue); each attempt is
+    kept apart in the run directory. Off (--no-requeue): a benchmark whose nodes changed mid-run
+    measured another cluster, so a failed job stays failed."""
+    resume: bool = True
+    """With requeue: an attempt on the same nodes as the one before carries over every measurement
+    all ranks had finished and goes on from there; on other nodes it starts over."""
     sbatch_extra: dict[str, str] = field(default_factory=dict)
     """Further sbatch options by long name without dashes, such as {reservation: maint}."""
 

@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +25,8 @@ class SlurmUnavailable(RuntimeError):
     """Slurm's commands are missing here, or its controller does not answer."""
 
 
-class SubmissionFailed(RuntimeError):
-    """sbatch refused the job."""
+class SubmissionFailed(ValueError):
+    """sbatch refused the job: the request is bad input (exit 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,15 @@ class SlurmRequest:
 
 
 def build_request(
-    settings: SlurmSettings, nodes: int, time_min: float, folder: Path, python: str | None = None
+    settings: SlurmSettings,
+    nodes: int,
+    time_min: float,
+    folder: Path,
+    python: str | None = None,
+    setup_first: Sequence[str] = (),
 ) -> SlurmRequest:
-    """submitit parameters from the config's slurm section; empty settings are left to Slurm."""
+    """submitit parameters from the config's slurm section; empty settings are left to Slurm.
+    `setup_first` runs in the batch script before the config's own setup lines."""
     params: dict[str, Any] = {
         "job_name": settings.job_name,
         "nodes": nodes,
@@ -71,8 +77,8 @@ def build_request(
         "cpus_per_task": settings.cpus_per_task,
         "gpus_per_node": settings.gpus_per_node or None,
         "exclusive": True if settings.exclusive else None,
-        "setup": list(settings.setup) or None,
-        "additional_parameters": dict(settings.sbatch_extra) or None,
+        "setup": [*setup_first, *settings.setup] or None,
+        "additional_parameters": {"requeue" if settings.requeue else "no-requeue": True, **settings.sbatch_extra},
     }
     params.update({key: value for key, value in optional.items() if value not in (None, "")})
     return SlurmRequest(parameters=params, folder=folder.expanduser().absolute(), python=python or sys.executable)
@@ -89,6 +95,16 @@ def check_available() -> None:
         raise SlurmUnavailable(f"Slurm's controller is not reachable: {detail[0]}")
 
 
+def preflight(settings: SlurmSettings, nodes: int, time_min: float) -> None:
+    """Raise preflight.RequestRefused when the cluster could never run this request."""
+    from slurm.preflight import check_request
+
+    check_request(settings, nodes, time_min, _run)
+
+
+_UNREACHABLE = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes")
+
+
 def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
     """Submit `job` to run on every task; returns the Slurm job id."""
     import submitit
@@ -99,7 +115,10 @@ def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
     try:
         submitted = executor.submit(job)
     except (FailedJobError, subprocess.CalledProcessError) as error:
-        raise SubmissionFailed(f"sbatch refused the job: {str(error).strip().splitlines()[-1]}") from None
+        text = str(error).strip().splitlines()[-1]
+        if _UNREACHABLE.search(text):
+            raise SlurmUnavailable(f"sbatch could not reach Slurm's controller: {text}") from None
+        raise SubmissionFailed(f"sbatch refused the job: {text}") from None
     return str(submitted.job_id)
 
 
