@@ -87,7 +87,7 @@ def check_request(settings: SlurmSettings, nodes: int, time_min: float, query: Q
         )
     if partition.max_time_min is not None and time_min > partition.max_time_min:
         raise RequestRefused(
-            f"timeouts.job_min: {time_min:g} is beyond partition {partition.name!r}'s MaxTime of "
+            f"timeouts.job_min: {time_min:g} is beyond the MaxTime of partition {partition.name!r}, "
             f"{partition.max_time_min:g} min; allowed: up to {partition.max_time_min:g}"
         )
     for kind, value in (("account", settings.account), ("qos", settings.qos)):

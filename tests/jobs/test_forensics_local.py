@@ -42,7 +42,9 @@ def test_a_hung_rank_is_named_by_status_logs_and_report(workdir: Path) -> None:
     finally:
         _, err = launcher.communicate(timeout=120)
     assert launcher.returncode == 1
-    assert "rank 1 on vm did not finish" in err
+    failed = [line for line in err.splitlines() if line.startswith("collbench: FAILED: ")]
+    assert failed[0].startswith("collbench: FAILED: rank 1 on vm hung: never failed itself"), err
+    assert "rank(s) 0 noticed a lost peer" in failed[1], err
 
     logs = collbench("logs", str(run), "--rank", "1", cwd=workdir)
     lines = logs.stdout.splitlines()
@@ -50,7 +52,7 @@ def test_a_hung_rank_is_named_by_status_logs_and_report(workdir: Path) -> None:
     text = logs.stdout
     assert "Timeout (" in text and "in _inject_faults" in text  # the stack shows where it hung
     report = collbench("report", str(run), cwd=workdir)
-    assert report.returncode == 1 and "rank 1 on vm did not finish" in report.stderr
+    assert report.returncode == 1 and "FAILED: rank 1 on vm hung" in report.stderr
 
 
 def test_logs_filter_by_host_level_pattern_and_tail(workdir: Path) -> None:

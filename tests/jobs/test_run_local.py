@@ -95,8 +95,9 @@ def test_a_hung_rank_is_ended_by_the_timeout_and_named(workdir: Path) -> None:
     )
     assert result.returncode == 1
     assert time.monotonic() - started < 60
-    assert "rank 0 on" in result.stderr and "Timed out" in result.stderr
-    assert re.search(r"rank 1 on \S+ did not finish", result.stderr)
+    failed = [line for line in result.stderr.splitlines() if line.startswith("collbench: FAILED: ")]
+    assert re.match(r"collbench: FAILED: rank 1 on \S+ hung: never failed itself", failed[0]), result.stderr
+    assert "rank(s) 0 noticed a lost peer" in failed[1] and "Timed out" in failed[1]
 
 
 def test_runs_never_share_a_directory(workdir: Path) -> None:
