@@ -25,9 +25,8 @@ NODE_CHECK_S = 5.0
 SETTLE_S = 4.0
 
 
-def slurm_request(cfg: Config, run_path: Path) -> submission.SlurmRequest:
+def slurm_request(cfg: Config, run_path: Path, python: str = sys.executable) -> submission.SlurmRequest:
     """The job's request; its batch script first files away any earlier attempt (jobs.attempts)."""
-    python = sys.executable
     begin_attempt = f"{shlex.quote(python)} -m jobs.attempts {shlex.quote(str(run_path))}"
     return submission.build_request(
         cfg.slurm, cfg.nodes, cfg.timeouts.job_min, RunDir(run_path).submitit_dir, python, [begin_attempt]

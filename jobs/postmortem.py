@@ -110,7 +110,7 @@ class Postmortem:
         return self.causes + self.consequences
 
     def ended(self) -> bool:
-        """Every rank has recorded its end, or is known dead: nothing more will be written."""
+        """Every rank has recorded its end, or is known dead, lost or hung: the verdict will not change."""
         return bool(self.ends) and all(e.kind not in ("running", "absent") for e in self.ends.values())
 
 

@@ -76,3 +76,15 @@ def test_environment_differences_name_the_odd_host(tmp_path: Path) -> None:
     assert "NCCL_IB_HCA: 'mlx5_0' on 2 rank(s) (n1); 'mlx5_9' on 1 rank(s) (n2); '<unset>' on 1 rank(s) (n3)" in lines
     assert "nccl: '2.21.5' on 3 rank(s) (n1, n3); '2.18.1' on 1 rank(s) (n2)" in lines
     assert not any(line.startswith("SLURM_PROCID") or line.startswith("hostname") for line in lines)
+
+
+def test_per_rank_file_paths_are_not_environment_drift(tmp_path: Path) -> None:
+    paths = []
+    for rank, host in enumerate(["n1", "n1", "n2"]):
+        path = tmp_path / f"rank-{rank:05d}.json"
+        variables = {"NCCL_DEBUG_FILE": f"/runs/x/logs/nccl-rank-{rank:05d}.log", "NCCL_IB_HCA": "mlx5_0"}
+        if rank == 2:
+            variables["NCCL_IB_HCA"] = "mlx5_1"
+        path.write_text(json.dumps({"hostname": host, "variables": variables}))
+        paths.append(path)
+    assert environment_differences(paths) == ["NCCL_IB_HCA: 'mlx5_0' on 2 rank(s) (n1); 'mlx5_1' on 1 rank(s) (n2)"]

@@ -159,3 +159,31 @@ def test_a_run_and_a_sweep_are_not_compared(tmp_path: Path) -> None:
     result = collbench("compare", str(tmp_path / "run"), str(tmp_path / "sweep"), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip() == "collbench: error: compare: give two runs or two sweeps, not one of each"
+
+
+@pytest.mark.integration
+def test_a_results_line_cut_mid_write_is_named_and_its_row_is_incomplete_not_ok(baseline: Path, tmp_path: Path) -> None:
+    damaged = copy_run(baseline, tmp_path, "damaged")
+    results = damaged / "results" / "rank-00001.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    cut = json.loads(lines[-1])
+    results.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a writer killed mid-line
+
+    report = collbench("report", str(damaged), cwd=tmp_path)
+    assert report.returncode == 1
+    assert f"FAILED: rank 1: results line damaged, left out: {results}:{len(lines)}: cut off mid-line" in report.stderr
+    placement = "in-place" if cut["in_place"] else "out-of-place"
+    row = f"{cut['op']} size {cut['size']} {placement}: only 1/2 ranks reported (missing: rank(s) 1)"
+    assert row in report.stderr, report.stderr
+    assert f"# Note: INCOMPLETE rows, their figures are over the ranks that reported: {cut['size']} B" in report.stdout
+
+    result = collbench("compare", str(baseline), str(damaged), "--json", "verdict.json", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    flagged = [(r["op"], r["size"], r["in_place"]) for r in verdict["rows"] if r["verdict"] == "INCOMPLETE"]
+    assert flagged == [(cut["op"], cut["size"], cut["in_place"])]
+    assert verdict["incomplete"] == [
+        f"{cut['op']} {cut['size']} B {placement}: not every rank reported (candidate 1/2 ranks), so it cannot be "
+        "called ok"
+    ]
+    assert all(r["verdict"] == "ok" for r in verdict["rows"] if r["verdict"] != "INCOMPLETE")

@@ -6,6 +6,7 @@ import pytest
 
 from jobs.cli import main
 from jobs.config import load_config
+from jobs.launch_slurm import slurm_request
 from slurm.submission import build_request
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -15,8 +16,15 @@ PYTHON = "/opt/venv/bin/python"
 
 def test_ib_h100_example_renders_the_golden_sbatch_script() -> None:
     cfg = load_config("ib-h100")
-    script = build_request(cfg.slurm, cfg.nodes, cfg.timeouts.job_min, FOLDER, PYTHON).script()
+    script = slurm_request(cfg, FOLDER.parent, PYTHON).script()
     assert script == (GOLDEN / "ib-h100.sbatch").read_text()
+    assert "#SBATCH --no-requeue" in script, "one attempt unless slurm.requeue=true"
+    assert script.index("-m jobs.attempts /shared/collbench/runs/RUN") < script.index("module load cuda")
+
+
+def test_requeue_is_asked_for_only_when_the_config_allows_it() -> None:
+    cfg = load_config("ib-h100", ["slurm.requeue=true"])
+    assert "#SBATCH --requeue\n" in slurm_request(cfg, FOLDER.parent, PYTHON).script()
 
 
 def test_request_maps_the_slurm_section_onto_submitit() -> None:
@@ -28,7 +36,7 @@ def test_request_maps_the_slurm_section_onto_submitit() -> None:
     assert params["time"] == 91
     assert "qos" not in params
     assert params["srun_args"] == ["--cpu-bind=none"]
-    assert params["additional_parameters"] == {"reservation": "acceptance"}
+    assert params["additional_parameters"] == {"no-requeue": True, "reservation": "acceptance"}
 
 
 def test_tasks_per_node_defaults_to_one_per_gpu() -> None:
