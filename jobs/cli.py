@@ -10,6 +10,7 @@ from pathlib import Path
 
 from collectives.results import ResultFormatError
 from jobs.config import Config, ConfigError, load_config, to_yaml
+from jobs.live import PLAIN_EVERY_S
 from jobs.report import RunOutcome, Thresholds, finalize, read_statuses
 from jobs.rundir import RunDir, find_run
 from jobs.runs import check_cluster_can_run, check_output_dir, new_run, public_config, require_slurm, submit_new_run
@@ -87,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
         if name == "wait":
             command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
+            command.add_argument(
+                "--progress-every",
+                type=float,
+                default=PLAIN_EVERY_S,
+                metavar="S",
+                help=f"without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
+            )
         if name in ("wait", "report"):
             _add_output_args(command)
         if name == "report":
@@ -270,7 +278,7 @@ def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namesp
     from jobs.launch_slurm import watch_job
     from jobs.live import Live
 
-    live = Live()
+    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
     try:
         waited = watch_job(run, timeout_s, live)
     finally:
@@ -308,6 +316,10 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
+    if run.read_meta().get("launcher") == "slurm":
+        from jobs.launch_slurm import refresh_facts
+
+        refresh_facts(run)  # how the job ended may have changed since wait last looked
     outcome = _finalize(run, args, table_view=True)
     if args.plot:
         from jobs.plot import plot_busbw

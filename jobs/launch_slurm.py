@@ -112,6 +112,14 @@ def _settled_state(run: RunDir, state: JobState, grace_s: float = SETTLE_S) -> J
     return state
 
 
+def refresh_facts(run: RunDir) -> None:
+    """Ask Slurm once more about the job and its nodes (for `report`); silent when Slurm cannot say."""
+    try:
+        NodeWatch(run, None).check(current_state(run), read_statuses(run))
+    except (submission.SlurmUnavailable, KeyError):
+        return
+
+
 class NodeWatch:
     """The job's nodes as Slurm sees them, every NODE_CHECK_S; what it finds goes into slurm.json."""
 
@@ -124,8 +132,10 @@ class NodeWatch:
     def check(self, state: JobState, statuses: dict[int, dict[str, Any]]) -> None:
         if not self.facts.nodes and state.info.phase != "pending":
             self.facts.nodes = submission.job_nodes(state.job_id)
-        self.facts.state = state.slurm_state
-        if self.facts.nodes and time.monotonic() - self.checked >= NODE_CHECK_S:
+        if state.info.phase != "unknown":  # accounting may have forgotten an old job: keep what was seen
+            self.facts.state = state.slurm_state
+        # the nodes' state now says something of the job only while it runs
+        if self.facts.nodes and not state.info.final and time.monotonic() - self.checked >= NODE_CHECK_S:
             self.checked = time.monotonic()
             self._nodes_now(statuses)
         self.facts.save(self.run)

@@ -3,10 +3,11 @@ Always on stderr, so `--format json|csv` leaves stdout to the document."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from jobs.progress import RankProgress
 
@@ -54,11 +55,22 @@ def describe(snapshot: Snapshot, now: float) -> str:
     return text
 
 
-class Live:
-    """A live tqdm line on a terminal; elsewhere one plain line every PLAIN_EVERY_S."""
+def _columns(out: TextIO) -> int:
+    """The terminal's width; 0 when it does not say (a fresh pseudo-terminal reports 0 x 0)."""
+    try:
+        return os.get_terminal_size(out.fileno()).columns
+    except (OSError, ValueError):
+        return 0
 
-    def __init__(self, out: TextIO = sys.stderr, interactive: bool | None = None) -> None:
+
+class Live:
+    """A live tqdm line on a terminal; elsewhere one plain line every `every_s` seconds."""
+
+    def __init__(
+        self, out: TextIO = sys.stderr, interactive: bool | None = None, every_s: float = PLAIN_EVERY_S
+    ) -> None:
         self.out = out
+        self.every_s = every_s
         self.interactive = out.isatty() if interactive is None else interactive
         self.started = time.monotonic()
         self.last_plain = self.started
@@ -77,7 +89,7 @@ class Live:
         now = time.monotonic()
         if self.interactive:
             self._update_bar(snapshot, now)
-        elif now - self.last_plain >= PLAIN_EVERY_S:
+        elif now - self.last_plain >= self.every_s:
             self.last_plain = now
             print(f"collbench: {self.plain_line(snapshot, now)}", file=self.out, flush=True)
 
@@ -94,13 +106,14 @@ class Live:
         from tqdm import tqdm
 
         if self.bar is None:
+            width: dict[str, Any] = {"dynamic_ncols": True} if _columns(self.out) > 0 else {"ncols": 120}
             self.bar = tqdm(
                 total=snapshot.total or None,
                 file=self.out,
                 desc=f"job {snapshot.job_id}",
                 unit="meas",
-                dynamic_ncols=True,
                 bar_format="{desc}: {n}/{total} measurements |{bar}| {elapsed}<{remaining} {postfix}",
+                **width,
             )
         bar = self.bar
         assert isinstance(bar, tqdm)

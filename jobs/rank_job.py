@@ -38,6 +38,16 @@ class RankJob:
     run_dir: str
     local_rendezvous: LocalRendezvous | None = None
 
+    def checkpoint(self) -> Any:
+        """submitit calls this on rank 0 when Slurm warns of the time limit or a preemption (SIGUSR2):
+        the job itself asks submitit to requeue it where slurm.requeue allows (the next attempt resumes
+        on its own, see jobs.attempts); None declines, and the job ends as stopped."""
+        if not self.config.get("slurm", {}).get("requeue", False):
+            return None
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self)
+
     def __call__(self) -> dict[str, Any]:
         cfg = config_from_plain(self.config)
         run = RunDir(Path(self.run_dir))
@@ -171,9 +181,9 @@ class RankStatus:
                 if not isinstance(error, RankStopped):
                     logger.opt(exception=error).info(f"after it {self.ended}: {type(error).__name__}: {error}")
                 return
-            if isinstance(error, (KeyboardInterrupt, RankStopped)) or _is_submitit_stop(error):
+            if isinstance(error, (KeyboardInterrupt, RankStopped, SystemExit)) or _is_submitit_stop(error):
                 name = error.signal_name if isinstance(error, RankStopped) else "SIGINT"
-                name = "SIGUSR2" if _is_submitit_stop(error) else name
+                name = "SIGUSR2" if _is_submitit_stop(error) or isinstance(error, SystemExit) else name
                 text = str(error) if isinstance(error, RankStopped) else f"{type(error).__name__}: {error}"
                 self.ended = "stopped"
                 self.write("stopped", stopped_at=failed_at, signal=name, error=text)
@@ -192,7 +202,8 @@ class RankStatus:
 
 
 def _is_submitit_stop(error: BaseException) -> bool:
-    """submitit ends rank 0 with UncompletedJobError when it does not requeue after SIGUSR2."""
+    """submitit ends rank 0 with UncompletedJobError when it does not requeue after SIGUSR2 (and with
+    SystemExit once it has requeued)."""
     return type(error).__name__ == "UncompletedJobError"
 
 

@@ -3,13 +3,16 @@ the exact sbatch script; then submitting, querying and cancelling through Slurm'
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,20 +109,43 @@ _UNREACHABLE = re.compile(r"Unable to contact slurm controller|Socket timed out|
 
 
 def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
-    """Submit `job` to run on every task; returns the Slurm job id."""
+    """Submit `job` to run on every task; returns the Slurm job id. sbatch's own stderr is caught, so
+    a refusal is one line that carries sbatch's words."""
     import submitit
     from submitit.core.utils import FailedJobError
 
     executor = submitit.SlurmExecutor(folder=request.folder, python=request.python)
     executor.update_parameters(**request.parameters)
-    try:
-        submitted = executor.submit(job)
-    except (FailedJobError, subprocess.CalledProcessError) as error:
-        text = str(error).strip().splitlines()[-1]
-        if _UNREACHABLE.search(text):
-            raise SlurmUnavailable(f"sbatch could not reach Slurm's controller: {text}") from None
-        raise SubmissionFailed(f"sbatch refused the job: {text}") from None
-    return str(submitted.job_id)
+    failure: BaseException | None = None
+    with _stderr_caught() as said:
+        try:
+            submitted = executor.submit(job)
+        except (FailedJobError, subprocess.CalledProcessError) as error:
+            failure = error
+        caught = said()
+    if failure is None:
+        sys.stderr.write(caught)  # sbatch's warnings, if any, still reach the user
+        return str(submitted.job_id)
+    words = [line.removeprefix("sbatch: error: ").strip() for line in caught.splitlines() if line.strip()]
+    words = list(dict.fromkeys(w.removeprefix("Batch job submission failed: ") for w in words))
+    text = "; ".join(words) or str(failure).strip().splitlines()[-1]
+    if _UNREACHABLE.search(text):
+        raise SlurmUnavailable(f"sbatch could not reach Slurm's controller: {text}")
+    raise SubmissionFailed(f"sbatch refused the job: {text}")
+
+
+@contextlib.contextmanager
+def _stderr_caught() -> Iterator[Callable[[], str]]:
+    """What child processes write to fd 2 meanwhile (submitit runs sbatch with our stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lambda: (sink.seek(0), sink.read().decode("utf-8", "replace"))[1]
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def job_state(job_id: str) -> str:

@@ -232,7 +232,9 @@ def test_a_hung_rank_on_slurm_is_behind_and_leaves_its_stack(slurm_cluster: Slur
     assert re.search(r"behind the rest: 1 rank\(s\): 1 \(n2, initialising", status.stdout), status.stdout
     result = wait(slurm_cluster, workdir, job_id)
     assert result.returncode == 1 and f"job {job_id} ended FAILED" in result.stderr
-    assert "rank 0 on n1 failed first" in result.stderr and "rank 1 on n2 did not finish" in result.stderr
+    failed = [line for line in result.stderr.splitlines() if line.startswith("collbench: FAILED: ")]
+    assert failed[0].startswith("collbench: FAILED: rank 1 on n2 hung: never failed itself"), result.stderr
+    assert "initialising" in failed[0] and "rank(s) 0 noticed a lost peer" in failed[1]
     assert "in _inject_faults" in log1.read_text()
 
 
