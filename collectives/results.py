@@ -63,13 +63,14 @@ class RankResult:
     nranks: int
     iters: int
     time_us: float
-    """Mean over this rank's timed iterations."""
+    """This rank's time per call, as its timer gives it (the loop: elapsed / calls; per call: the mean)."""
     algbw: float
     busbw: float
     wrong: int
     """Wrong elements in this rank's output; -1 when checking was off."""
     times_us: list[float] = field(default_factory=list)
-    """Every timed iteration (with CUDA graphs: each replay's time per iteration)."""
+    """Every call timed on its own (under CUDA graphs: each replay's time per iteration); empty when only
+    the loop timer ran (bench.per_iteration=false on CUDA)."""
     min_us: float = 0.0
     median_us: float = 0.0
     p99_us: float = 0.0
@@ -79,7 +80,10 @@ class RankResult:
     page_faults_per_iter: float = 0.0
     """Minor page faults this process took per timed call: a backend allocating inside the timed loop."""
     timer: str = "host"
-    """host (monotonic clock, op completed), cuda_events, or cuda_graph."""
+    """host (each blocking call on a monotonic clock), host_loop, cuda_loop (one clock around all calls
+    and the synchronisation), cuda_events (per call), or cuda_graph (one clock around every replay)."""
+    enqueue_us: float = 0.0
+    """Host time per call until the launches returned, before the synchronisation (nccl-tests' -C)."""
     first_wrong_index: int = -1
     """Index of the first wrong element in this rank's output, -1 if none."""
     requested_size: int = 0
@@ -121,6 +125,8 @@ def iteration_stats(times_us: list[float]) -> dict[str, float]:
     """min, median, p99 (nearest rank), max and coefficient of variation of one rank's iterations."""
     ordered = sorted(times_us)
     n = len(ordered)
+    if n == 0:
+        return {"min_us": 0.0, "median_us": 0.0, "p99_us": 0.0, "max_us": 0.0, "cv": 0.0}
     mean = fmean(ordered)
     spread = pstdev(ordered, mean) if n > 1 else 0.0
     return {
@@ -154,7 +160,7 @@ class SummaryRow:
     nranks: int
     ranks_reporting: int
     time_us: float
-    """Mean over ranks of each rank's mean time: nccl-tests' default (-a 1)."""
+    """The ranks' times combined as `average` says: the mean by default (nccl-tests' -a 1)."""
     algbw: float
     busbw: float
     wrong: int
@@ -171,6 +177,10 @@ class SummaryRow:
     timer: str
     requested_size: int
     """The sweep's size before rounding: what lines up across runs of different rank counts."""
+    enqueue_us: float = 0.0
+    """The ranks' enqueue times per call (nccl-tests' -C), combined as the time is."""
+    average: str = "mean"
+    """How the ranks' times were combined: mean, min, max or rank0 (nccl-tests' -a 1, 2, 3, 0)."""
     missing_ranks: list[int] = field(default_factory=list)
     """Ranks of the run with no readable record of this row: the figures are over the others."""
     duplicate_ranks: list[int] = field(default_factory=list)
@@ -226,6 +236,11 @@ class _Group:
     first: RankResult
     ranks: int = 0
     time_sum: float = 0.0
+    enqueue_sum: float = 0.0
+    rank0: tuple[float, float] | None = None
+    """(time, enqueue time) of rank 0, for nccl-tests' -a 0."""
+    least: tuple[float, float] = (float("inf"), 0.0)
+    most: tuple[float, float] = (float("-inf"), 0.0)
     wrong_sum: int = 0
     checked: bool = True
     slowest: tuple[float, int, str] = (float("-inf"), -1, "")
@@ -242,6 +257,10 @@ class _Group:
         self.seen.add(r.rank)
         self.ranks += 1
         self.time_sum += r.time_us
+        self.enqueue_sum += r.enqueue_us
+        figures = (r.time_us, r.enqueue_us)
+        self.rank0 = figures if r.rank == 0 else self.rank0
+        self.least, self.most = min(self.least, figures), max(self.most, figures)
         self.checked &= r.wrong >= 0
         self.wrong_sum += max(r.wrong, 0)
         if r.wrong > 0:
@@ -250,9 +269,20 @@ class _Group:
         self.fastest = min(self.fastest, (r.time_us, r.rank, r.host))
         self.page_faults = max(self.page_faults, r.page_faults_per_iter)
 
-    def row(self) -> SummaryRow:
+    def combined(self, average: str) -> tuple[float, float]:
+        """(time, enqueue time) of the row as nccl-tests' -a combines the ranks' figures."""
+        if average == "min":
+            return self.least
+        if average == "max":
+            return self.most
+        if average == "rank0" and self.rank0 is not None:
+            return self.rank0
+        # the mean, and for rank0 when rank 0 did not report (the row is flagged incomplete)
+        return self.time_sum / self.ranks, self.enqueue_sum / self.ranks
+
+    def row(self, average: str = "mean") -> SummaryRow:
         first = self.first
-        time_us = self.time_sum / self.ranks
+        time_us, enqueue_us = self.combined(average)
         algbw, busbw = LAYOUTS[first.op].bandwidths(first.count, DTYPES[first.dtype].size, first.nranks, time_us / 1e6)
         return SummaryRow(
             op=first.op,
@@ -265,6 +295,8 @@ class _Group:
             nranks=first.nranks,
             ranks_reporting=self.ranks,
             time_us=time_us,
+            enqueue_us=enqueue_us,
+            average=average,
             algbw=algbw,
             busbw=busbw,
             wrong=self.wrong_sum if self.checked else -1,
@@ -283,16 +315,22 @@ class _Group:
         )
 
 
-def summarize(records: Iterable[RankResult]) -> list[SummaryRow]:
-    """Aggregate per-rank records into one row per measurement, in the order first measured;
-    time is the mean over ranks (nccl-tests' -a 1) and bandwidth follows from it."""
+AVERAGES = ("mean", "min", "max", "rank0")
+
+
+def summarize(records: Iterable[RankResult], average: str = "mean") -> list[SummaryRow]:
+    """Aggregate per-rank records into one row per measurement, in the order first measured; time is
+    the ranks' times combined as `average` says (nccl-tests' -a; the mean by default) and bandwidth
+    follows from it."""
+    if average not in AVERAGES:
+        raise ValueError(f"average {average!r} is not one of {', '.join(AVERAGES)}")
     groups: dict[RowKey, _Group] = {}
     for record in records:
         group = groups.get(record.key)
         if group is None:
             group = groups[record.key] = _Group(first=record)
         group.add(record)
-    return [group.row() for group in groups.values()]
+    return [group.row(average) for group in groups.values()]
 
 
 def headline_rows(rows: Iterable[SummaryRow]) -> dict[tuple[str, int], SummaryRow]:

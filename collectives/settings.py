@@ -9,6 +9,10 @@ from collectives.dtypes import DTypeName, ReduceOpName
 from collectives.layout import OpName
 from collectives.sizes import parse_size
 
+TimerName = Literal["auto", "loop", "per_call"]
+AverageName = Literal["mean", "min", "max", "rank0"]
+"""nccl-tests' -a: 1 mean over ranks, 2 min, 3 max, 0 rank 0's."""
+
 
 def _all_seed_ops() -> list[OpName]:
     return ["all_reduce", "all_gather", "reduce_scatter"]
@@ -52,7 +56,20 @@ class BenchSettings:
     max_iters: int = 10000
     """Most timed iterations under a time budget."""
     cuda_graph_launches: int = 0
-    """CUDA only: capture the iterations in a CUDA graph and replay it this many times (nccl-tests' -G)."""
+    """CUDA only: capture the iterations in a CUDA graph and replay it this many times (nccl-tests' -G);
+    time = one clock around every replay and the synchronisation / (replays x iters)."""
+    timer: TimerName = "auto"
+    """The table's time: loop (one host clock around all iterations and the stream synchronisation,
+    / iters: nccl-tests' BenchTime), per_call (each call timed on its own: host clock around a blocking
+    call, or CUDA events), or auto: loop on CUDA, per_call on the CPU."""
+    per_iteration: bool = False
+    """Also time every call on its own in a separate pass (nccl-tests' -I): the per-iteration
+    distribution (min, median, p99, max, CV). An extra view, never the table's time."""
+    average: AverageName = "mean"
+    """How the ranks' times make the table's time (nccl-tests' -a): mean (1), min (2), max (3), rank0 (0)."""
+    report_cputime: bool = False
+    """The time column shows the host's enqueue time per call (nccl-tests' -C); bandwidths stay
+    from the full time."""
     check: bool = True
     """Check every result element after timing each size, as nccl-tests' -c."""
 

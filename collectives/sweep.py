@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import fmean
 
 import torch
 from loguru import logger
@@ -165,7 +164,14 @@ def _time(m: Measurement, settings: BenchSettings, ctx: RankContext) -> Timing:
         iters = agreed_iterations(
             estimate, settings.time_budget_ms / 1e3, settings.min_iters, settings.max_iters, ctx.device
         )
-    return time_iterations(m.call, iters, ctx.device, settings.cuda_graph_launches)
+    return time_iterations(
+        m.call,
+        iters,
+        ctx.device,
+        timer=settings.timer,
+        graph_launches=settings.cuda_graph_launches,
+        per_iteration=settings.per_iteration,
+    )
 
 
 def _check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_output: bool) -> tuple[int, int]:
@@ -190,10 +196,9 @@ def _result(
     m: Measurement, settings: BenchSettings, ctx: RankContext, timing: Timing, wrong: int, first_wrong: int
 ) -> RankResult:
     element_size = DTYPES[settings.dtype].size
-    mean_s = fmean(timing.seconds)
     layout = LAYOUTS[m.step.op]
-    algbw, busbw = layout.bandwidths(m.step.counts.param, element_size, ctx.nranks, mean_s)
-    times_us = [round(t * 1e6, 3) for t in timing.seconds]
+    algbw, busbw = layout.bandwidths(m.step.counts.param, element_size, ctx.nranks, timing.time_s)
+    times_us = [round(t * 1e6, 3) for t in timing.samples]
     stats = iteration_stats(times_us)
     return RankResult(
         op=m.step.op,
@@ -208,7 +213,8 @@ def _result(
         host=ctx.host,
         nranks=ctx.nranks,
         iters=timing.calls,
-        time_us=mean_s * 1e6,
+        time_us=timing.time_s * 1e6,
+        enqueue_us=timing.enqueue_s * 1e6,
         algbw=algbw,
         busbw=busbw,
         wrong=wrong,

@@ -29,6 +29,11 @@ class SweepHeader:
     iters: int
     check: bool
     backend: str
+    graph_launches: int = 0
+    average: str = "mean"
+    """How the ranks' times were combined (nccl-tests' -a)."""
+    report_cputime: bool = False
+    """The time columns show the enqueue time per call (nccl-tests' -C)."""
 
 
 NOTES: dict[tuple[str, str], str] = {
@@ -40,12 +45,33 @@ NOTES: dict[tuple[str, str], str] = {
 }
 """Caveats printed under an op's table: (backend or '*', op) -> text."""
 
+AVERAGE_NOTES = {
+    "min": "time is the fastest rank's (-a 2), bandwidths follow from it",
+    "max": "time is the slowest rank's (-a 3), bandwidths follow from it",
+    "rank0": "time is rank 0's (-a 0), bandwidths follow from it",
+}
+TIMER_NOTES = {
+    "cuda_events": (
+        "time is the mean of CUDA events around each call (bench.timer=per_call): on small messages it "
+        "includes the host's launch gap, which nccl-tests' loop timer hides; compare with bench.timer=loop."
+    ),
+    "host_loop": "time is one host clock around all iterations / iters (bench.timer=loop).",
+}
+
+CPUTIME_NOTE = "the time columns are the host's enqueue time per call (-C); algbw and busbw are from the full time."
+
 PAGE_FAULT_NOTE_THRESHOLD = 64.0
 """Minor page faults per timed call above which the backend is taken to allocate inside the loop."""
 
 
-def _notes(op: str, rows: Sequence[SummaryRow], backend: str) -> list[str]:
+def _notes(op: str, rows: Sequence[SummaryRow], header: SweepHeader) -> list[str]:
+    backend = header.backend
     notes = [text for (where, name), text in NOTES.items() if name == op and where in ("*", backend)]
+    if header.report_cputime:
+        notes.append(CPUTIME_NOTE)
+    if header.average in AVERAGE_NOTES:
+        notes.append(AVERAGE_NOTES[header.average] + ".")
+    notes += sorted({TIMER_NOTES[row.timer] for row in rows if row.timer in TIMER_NOTES})
     placements = {row.in_place for row in rows}
     if placements == {True}:
         notes.append(f"torch.distributed's {op} works in place only, so out-of-place is not measured (N/A).")
@@ -96,11 +122,12 @@ def format_time_us(time_us: float) -> str:
     return "%7.2f" % time_us
 
 
-def _result_cell(row: SummaryRow | None) -> str:
+def _result_cell(row: SummaryRow | None, cputime: bool) -> str:
     if row is None:
         return _ROW_MISSING
     wrong = "N/A" if row.wrong < 0 else str(row.wrong)
-    return _ROW_RESULT % (format_time_us(row.time_us), row.algbw, row.busbw, wrong)
+    time_us = row.enqueue_us if cputime else row.time_us
+    return _ROW_RESULT % (format_time_us(time_us), row.algbw, row.busbw, wrong)
 
 
 def render_op_table(
@@ -113,7 +140,8 @@ def render_op_table(
     lines = [
         f"# collbench {op}: {rows[0].nranks if rows else len(places)} ranks, backend {header.backend}",
         f"# minBytes {header.min_bytes} maxBytes {header.max_bytes} step: {header.step_factor:g}(factor) "
-        f"warmup iters: {header.warmup_iters} iters: {header.iters} validation: {int(header.check)}",
+        f"warmup iters: {header.warmup_iters} iters: {header.iters} validation: {int(header.check)} "
+        f"graph: {header.graph_launches}",
         "#",
     ]
     if places:
@@ -141,13 +169,13 @@ def render_op_table(
         _HEADER_UNITS
         % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""),
     ]
-    lines += _data_lines(rows)
+    lines += _data_lines(rows, header.report_cputime)
     lines += _totals(rows)
-    lines += [f"# Note: {text}" for text in _notes(op, rows, header.backend)]
+    lines += [f"# Note: {text}" for text in _notes(op, rows, header)]
     return lines
 
 
-def _data_lines(rows: Sequence[SummaryRow]) -> list[str]:
+def _data_lines(rows: Sequence[SummaryRow], cputime: bool) -> list[str]:
     by_size: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
     for row in rows:
         by_size.setdefault((row.size, row.dtype, row.redop, row.root), {})[row.in_place] = row
@@ -155,7 +183,7 @@ def _data_lines(rows: Sequence[SummaryRow]) -> list[str]:
     for (size, dtype, redop, root), placed in by_size.items():
         count = next(iter(placed.values())).count
         params = _ROW_PARAMS % (size, count, DTYPES[dtype].nccl_name, redop, root)
-        lines.append(params + _result_cell(placed.get(False)) + _result_cell(placed.get(True)))
+        lines.append(params + _result_cell(placed.get(False), cputime) + _result_cell(placed.get(True), cputime))
     return lines
 
 

@@ -1,8 +1,16 @@
-"""The timed loop: warmup, a barrier, then each iteration timed on its own.
+"""The timed loop, as nccl-tests' BenchTime times it: warmup, a barrier, then the table's time.
 
-CPU: a monotonic host clock, the blocking call having completed when it returns. CUDA: a pair
-of events around each call on the current stream. CUDA graphs (nccl-tests' -G): the iterations
-are captured once and the graph is replayed; each replay's time / iterations is one sample.
+Three timers give the table's time per call:
+- loop (the default on CUDA): a host monotonic clock around all `iters` launches plus the stream
+  synchronisation, divided by `iters`. The host runs ahead and the GPU is never idle between calls.
+  The clock read before the synchronisation, divided the same way, is the enqueue time (nccl-tests' -C).
+- per_call (the default on the CPU): each call timed on its own: the host clock around a blocking call
+  (gloo), or a pair of CUDA events around it. The mean is the table's time.
+- CUDA graphs (nccl-tests' -G): the `iters` calls are captured once and the graph is replayed N times
+  under the loop clock: time = elapsed / (N x iters).
+
+With `per_iteration` (nccl-tests' -I) a separate pass after the timed one records each call (each
+replay under graphs) on its own: the per-iteration distribution. It never sets the table's time.
 """
 
 from __future__ import annotations
@@ -11,24 +19,51 @@ import math
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 import torch.distributed as dist
 
+from collectives.settings import TimerName
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    seconds: list[float]
-    """One sample per timed iteration (per replay under CUDA graphs)."""
+    time_s: float
+    """The table's time per call: what algbw and busbw follow from."""
+    enqueue_s: float
+    """Host time per call until every launch had returned, before the synchronisation (nccl-tests' -C);
+    a blocking call has completed by then, so on the CPU it is the time itself."""
     page_faults_per_iter: float
     timer: str
+    """host (per call, CPU), host_loop, cuda_loop, cuda_events (per call), or cuda_graph."""
     calls: int
-    """Collective calls timed: the samples, times the iterations each graph replay holds."""
+    """Collective calls the table's time is over: the iterations, times the replays under CUDA graphs."""
+    samples: list[float] = field(default_factory=list)
+    """Per-iteration seconds (per replay / iterations under graphs); empty unless per-call timing ran."""
 
 
 def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _host_barrier(device: torch.device) -> None:
+    """Every rank's host at the same point with its stream drained, as nccl-tests' Barrier before the clock."""
+    _synchronize(device)
+    dist.barrier()
+    _synchronize(device)
+
+
+def resolve_timer(timer: TimerName, device: torch.device) -> Literal["loop", "per_call"]:
+    if timer != "auto":
+        return timer
+    return "loop" if device.type == "cuda" else "per_call"
 
 
 def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> float:
@@ -36,8 +71,7 @@ def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> fl
     start = time.perf_counter()
     for _ in range(max(1, warmup)):
         call()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    _synchronize(device)
     return (time.perf_counter() - start) / max(1, warmup)
 
 
@@ -49,13 +83,65 @@ def agreed_iterations(estimate_s: float, budget_s: float, floor: int, cap: int, 
     return max(floor, min(cap, wanted))
 
 
-def time_iterations(call: Callable[[], object], iters: int, device: torch.device, graph_launches: int = 0) -> Timing:
+def time_iterations(
+    call: Callable[[], object],
+    iters: int,
+    device: torch.device,
+    *,
+    timer: TimerName = "auto",
+    graph_launches: int = 0,
+    per_iteration: bool = False,
+) -> Timing:
     """Time `iters` calls after a barrier; warmup is the caller's (warm_up)."""
     if device.type == "cuda" and graph_launches > 0:
-        return _time_cuda_graph(call, iters, graph_launches, device)
+        graph = _capture(call, iters, device)
+        timing = _time_loop(graph.replay, graph_launches, device, "cuda_graph", per_launch=iters)
+        samples = _time_per_call(graph.replay, graph_launches, device, per_launch=iters) if per_iteration else None
+    elif resolve_timer(timer, device) == "loop":
+        timing = _time_loop(call, iters, device, "cuda_loop" if device.type == "cuda" else "host_loop")
+        samples = _time_per_call(call, iters, device) if per_iteration else None
+    else:
+        timing = _time_per_call(call, iters, device)
+        samples = None
+    if samples is None:
+        return timing
+    return Timing(
+        time_s=timing.time_s,
+        enqueue_s=timing.enqueue_s,
+        page_faults_per_iter=timing.page_faults_per_iter,
+        timer=timing.timer,
+        calls=timing.calls,
+        samples=samples.samples,
+    )
+
+
+def _time_loop(
+    launch: Callable[[], object], launches: int, device: torch.device, timer: str, per_launch: int = 1
+) -> Timing:
+    """One clock around every launch and the synchronisation: nccl-tests' deltaSec and cputimeSec."""
+    _host_barrier(device)
+    faults = _minor_faults()
+    clock = time.perf_counter
+    start = clock()
+    for _ in range(launches):
+        launch()
+    enqueued = clock()
+    _synchronize(device)
+    elapsed = clock() - start
+    calls = launches * per_launch
+    return Timing(
+        time_s=elapsed / calls,
+        enqueue_s=(enqueued - start) / calls,
+        page_faults_per_iter=(_minor_faults() - faults) / calls,
+        timer=timer,
+        calls=calls,
+    )
+
+
+def _time_per_call(launch: Callable[[], object], launches: int, device: torch.device, per_launch: int = 1) -> Timing:
     if device.type == "cuda":
-        return _time_cuda_events(call, iters, device)
-    return _time_host(call, iters)
+        return _time_cuda_events(launch, launches, device, per_launch)
+    return _time_host(launch, launches)
 
 
 def _time_host(call: Callable[[], object], iters: int) -> Timing:
@@ -67,7 +153,9 @@ def _time_host(call: Callable[[], object], iters: int) -> Timing:
         start = clock()
         call()
         seconds.append(clock() - start)
-    return Timing(seconds, (_minor_faults() - faults) / iters, timer="host", calls=iters)
+    mean = math.fsum(seconds) / iters
+    faults_per_call = (_minor_faults() - faults) / iters
+    return Timing(mean, mean, faults_per_call, timer="host", calls=iters, samples=seconds)
 
 
 def _event_pair() -> tuple[torch.cuda.Event, torch.cuda.Event]:
@@ -77,35 +165,34 @@ def _event_pair() -> tuple[torch.cuda.Event, torch.cuda.Event]:
     )
 
 
-def _time_cuda_events(call: Callable[[], object], iters: int, device: torch.device) -> Timing:
-    events = [_event_pair() for _ in range(iters)]
-    torch.cuda.synchronize(device)
-    dist.barrier()
+def _time_cuda_events(launch: Callable[[], object], launches: int, device: torch.device, per_launch: int) -> Timing:
+    events = [_event_pair() for _ in range(launches)]
+    _host_barrier(device)
     faults = _minor_faults()
+    start_host = time.perf_counter()
     for start, end in events:
         start.record()
-        call()
+        launch()
         end.record()
+    enqueued = time.perf_counter()
     torch.cuda.synchronize(device)
-    seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
-    return Timing(seconds, (_minor_faults() - faults) / iters, timer="cuda_events", calls=iters)
+    seconds = [start.elapsed_time(end) / 1e3 / per_launch for start, end in events]
+    calls = launches * per_launch
+    return Timing(
+        time_s=math.fsum(seconds) / launches,
+        enqueue_s=(enqueued - start_host) / calls,
+        page_faults_per_iter=(_minor_faults() - faults) / calls,
+        timer="cuda_events",
+        calls=calls,
+        samples=seconds,
+    )
 
 
-def _time_cuda_graph(call: Callable[[], object], iters: int, launches: int, device: torch.device) -> Timing:
+def _capture(call: Callable[[], object], iters: int, device: torch.device) -> torch.cuda.CUDAGraph:
     graph = torch.cuda.CUDAGraph()
     torch.cuda.synchronize(device)
     with torch.cuda.graph(graph):
         for _ in range(iters):
             call()
     torch.cuda.synchronize(device)
-    events = [_event_pair() for _ in range(launches)]
-    dist.barrier()
-    faults = _minor_faults()
-    for start, end in events:
-        start.record()
-        graph.replay()
-        end.record()
-    torch.cuda.synchronize(device)
-    seconds = [start.elapsed_time(end) / 1e3 / iters for start, end in events]
-    calls = iters * launches
-    return Timing(seconds, (_minor_faults() - faults) / calls, timer="cuda_graph", calls=calls)
+    return graph

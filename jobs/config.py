@@ -167,6 +167,11 @@ def _iteration_problems(cfg: Config) -> list[str]:
         found.append(
             f"bench.cuda_graph_launches: {bench.cuda_graph_launches} needs device=cuda; this run is on {cfg.device}"
         )
+    if bench.cuda_graph_launches > 0 and bench.timer == "per_call":
+        found.append(
+            "bench.timer: 'per_call' cannot time CUDA graph replays, which run under one clock; allowed with "
+            "bench.cuda_graph_launches: auto or loop (bench.per_iteration=true adds the per-replay times)"
+        )
     return found
 
 

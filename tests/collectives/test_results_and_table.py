@@ -120,3 +120,53 @@ def test_page_faults_in_the_timed_call_earn_a_note() -> None:
         "# Note: gloo allocates inside the timed call from 4096 B up (8193 page faults per call at 4096 B)"
         in "\n".join(lines)
     )
+
+
+@pytest.mark.parametrize(
+    ("average", "time_us", "enqueue_us"),
+    [("mean", 20.0, 3.0), ("min", 10.0, 4.0), ("max", 30.0, 2.0), ("rank0", 30.0, 2.0)],
+)
+def test_the_average_combines_the_ranks_as_nccl_tests_a_does(average: str, time_us: float, enqueue_us: float) -> None:
+    records = [record(1, 10.0), record(0, 30.0)]  # rank 0 is the slow one, and is read second
+    records[0].enqueue_us, records[1].enqueue_us = 4.0, 2.0
+    (row,) = summarize(records, average)
+    assert (row.time_us, row.enqueue_us, row.average) == (time_us, enqueue_us, average)
+    assert row.algbw == pytest.approx(4096 / 1e9 / (time_us * 1e-6)), "bandwidth follows the combined time"
+    assert (row.slowest_rank, row.fastest_rank) == (0, 1), "the spread is the same whatever the average"
+
+
+def test_rank0_without_rank_0_falls_back_to_the_mean_of_the_ranks_that_reported() -> None:
+    (row,) = summarize([record(1, 10.0)], "rank0")
+    assert row.time_us == 10.0 and row.ranks_reporting == 1
+
+
+def test_an_unknown_average_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="average 'median' is not one of mean, min, max, rank0"):
+        summarize([record(0, 1.0)], "median")
+
+
+def test_report_cputime_shows_the_enqueue_time_and_keeps_the_bandwidth_of_the_full_time() -> None:
+    records = [record(r, 100.0) for r in range(2)]
+    for r in records:
+        r.enqueue_us = 12.5
+    (row,) = summarize(records)
+    header = SweepHeader(**{**vars_of(HEADER), "report_cputime": True})
+    data = render_op_table("all_gather", [row], header)[6].split()
+    assert data[5] == "12.50", "the time column is the enqueue time"
+    assert float(data[6]) == pytest.approx(row.algbw, abs=0.01), "algbw from the full 100 us"
+    lines = "\n".join(render_op_table("all_gather", [row], header))
+    assert "# Note: the time columns are the host's enqueue time per call (-C)" in lines
+
+
+def test_a_per_call_cuda_time_and_a_non_default_average_are_noted_under_the_table() -> None:
+    records = [record(r, 100.0) for r in range(2)]
+    for r in records:
+        r.timer = "cuda_events"
+    header = SweepHeader(**{**vars_of(HEADER), "average": "max"})
+    lines = "\n".join(render_op_table("all_gather", summarize(records, "max"), header))
+    assert "# Note: time is the slowest rank's (-a 3)" in lines
+    assert "includes the host's launch gap" in lines
+
+
+def vars_of(header: SweepHeader) -> dict[str, object]:
+    return {name: getattr(header, name) for name in header.__dataclass_fields__}

@@ -58,7 +58,7 @@ def test_dry_run_prints_the_resolved_config(tmp_path: Path, capsys: pytest.Captu
 BAD_OVERRIDES = {
     "unknown key": (
         ["bench.opz=[all_reduce]"],
-        "unknown key 'bench.opz'; valid keys under 'bench': check, cuda_graph_launches, dtype",
+        "unknown key 'bench.opz'; valid keys under 'bench': average, check, cuda_graph_launches, dtype",
     ),
     "unknown top key": (["rnks=2"], "unknown key 'rnks'; valid keys: backend"),
     "wrong type": (["ranks=two"], "ranks: expected an integer, got 'two'"),
@@ -92,6 +92,14 @@ BAD_OVERRIDES = {
     "budget below zero": (["bench.time_budget_ms=-5"], "bench.time_budget_ms: -5 must be 0"),
     "iteration cap below floor": (["bench.min_iters=10", "bench.max_iters=5"], "bench.max_iters: 5 is smaller"),
     "graphs on cpu": (["bench.cuda_graph_launches=2"], "bench.cuda_graph_launches: 2 needs device=cuda"),
+    "unknown timer": (
+        ["bench.timer=events"],
+        "bench.timer: 'events' is not allowed; choose one of auto, loop, per_call",
+    ),
+    "unknown average": (
+        ["bench.average=median"],
+        "bench.average: 'median' is not allowed; choose one of mean, min, max, rank0",
+    ),
     "sendrecv on one gloo rank": (["ranks=1", "bench.ops=[sendrecv]"], "sendrecv on backend gloo needs at least 2"),
     "too big for this host": (["bench.max_bytes=64G", "bench.min_bytes=64G"], "needs"),
 }
