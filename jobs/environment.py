@@ -55,6 +55,7 @@ def capture_environment(device_type: str, local_rank: int) -> dict[str, Any]:
         "cuda": torch.version.cuda or "none",
         "nccl": _nccl_version(torch),
         "gpu": _gpu(torch, local_rank) if device_type == "cuda" else None,
+        "torch_threads": torch.get_num_threads(),
         "variables": captured_variables(os.environ),
     }
     return info

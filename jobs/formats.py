@@ -17,7 +17,7 @@ DOCUMENT_VERSION = 1
 CSV_COLUMNS = (
     "op", "size", "count", "dtype", "redop", "root", "in_place", "nranks", "time_us", "algbw", "busbw", "wrong",
     "slowest_rank", "slowest_host", "slowest_time_us", "fastest_rank", "fastest_host", "fastest_time_us",
-    "page_faults_per_iter", "timer",
+    "page_faults_per_iter", "timer", "enqueue_us", "average",
 )  # fmt: skip
 
 
@@ -36,6 +36,7 @@ def json_document(run: RunDir, outcome: RunOutcome) -> dict[str, Any]:
         "problems": outcome.problems,
         "config": to_plain(outcome.config),
         "ranks": ranks,
+        "setup": asdict(outcome.setup) if outcome.setup else None,
         "rows": [asdict(row) for row in outcome.rows],
         "analysis": asdict(outcome.analysis) if outcome.analysis else None,
     }

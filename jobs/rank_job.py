@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -107,9 +108,15 @@ def _record_early_failure(run: RunDir, error: Exception) -> None:
     )
 
 
-def rank_environment(cfg: Config, run: RunDir, placement: Placement) -> dict[str, str]:
-    """The config's env section, torchrun-style variables, and NCCL_DEBUG_FILE inside the run."""
+def rank_environment(
+    cfg: Config, run: RunDir, placement: Placement, inherited: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The config's env section, torchrun-style variables, NCCL_DEBUG_FILE inside the run, and on the CPU
+    OMP_NUM_THREADS=1 unless the config or the environment sets it (as torchrun does: N ranks on one
+    host would otherwise each start one intra-op thread per core)."""
     env = {name: value for name, value in cfg.env.items() if value != FROM_ENVIRONMENT}  # secrets: inherited
+    if cfg.device == "cpu" and "OMP_NUM_THREADS" not in env and "OMP_NUM_THREADS" not in inherited:
+        env["OMP_NUM_THREADS"] = "1"
     if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
         env["NCCL_DEBUG_FILE"] = str(run.nccl_debug_log(placement.rank))
     env.update(placement.torch_env())
@@ -148,6 +155,13 @@ class RankStatus:
             if self.signals:
                 record["signals"] = self.signals
             write_json_atomic(self.path, record)
+
+    def add(self, **fields: Any) -> None:
+        """Facts learnt while running (the set-up time): kept in every later write of the status."""
+        with self.lock:
+            self.base.update(fields)
+            if not self.ended:
+                self.write("running")
 
     def finish(self, rows: int) -> None:
         with self.lock:
@@ -225,19 +239,28 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     device = torch.device("cpu") if cfg.device == "cpu" else torch.device("cuda", placement.local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    else:
+        _apply_thread_count(torch)
     write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, placement.local_rank))
     check_fits(cfg.bench, placement.world_size, device, placement.local_world_size)
     logger.info(
         f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"
     )
+    setup_started = time.time()
     dist.init_process_group(
         backend=cfg.backend,
         init_method=placement.init_method,
         rank=placement.rank,
         world_size=placement.world_size,
         timeout=datetime.timedelta(seconds=cfg.timeouts.collective_s),
-        device_id=device if device.type == "cuda" else None,
+        device_id=device if device.type == "cuda" else None,  # NCCL: the communicator is created here, eagerly
+    )
+    setup_done = time.time()
+    status.add(setup={"started": setup_started, "done": setup_done, "seconds": round(setup_done - setup_started, 6)})
+    logger.bind(event="setup", seconds=setup_done - setup_started).info(
+        f"process group set up in {setup_done - setup_started:.3f} s"
+        + (" (NCCL communicator created eagerly)" if device.type == "cuda" else "")
     )
     try:
         _inject_faults(cfg, placement.rank)
@@ -271,6 +294,13 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         raise
     finally:
         dist.destroy_process_group()
+
+
+def _apply_thread_count(torch: Any) -> None:
+    """torch may have sized its intra-op pool before OMP_NUM_THREADS was set in this process."""
+    wanted = os.environ.get("OMP_NUM_THREADS", "")
+    if wanted.isdigit() and int(wanted) > 0:
+        torch.set_num_threads(int(wanted))
 
 
 def _agreed_carry_over(run: RunDir, attempt_number: int, placement: Placement, device: Any) -> int:

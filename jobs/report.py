@@ -14,6 +14,7 @@ from jobs.analysis import Analyser, Analysis
 from jobs.config import Config, config_from_plain
 from jobs.postmortem import Postmortem, examine, rank_spans
 from jobs.rundir import RunDir, rank_of, read_json, write_json_atomic
+from jobs.setup_time import SetupTime, setup_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,8 @@ class RunOutcome:
     """The per-rank and per-host view, when asked for."""
     postmortem: Postmortem | None = None
     """How each rank ended, and what caused a failure."""
+    setup: SetupTime | None = None
+    """The process group's set-up time over the ranks that recorded it."""
 
     @property
     def passed(self) -> bool:
@@ -91,8 +94,8 @@ def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: 
     damaged: list[DamagedLine] = []
     records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
     analyser = Analyser() if with_analysis else None
-    rows = summarize(analyser.watch(records) if analyser else records)
-    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows, postmortem=postmortem)
+    rows = summarize(analyser.watch(records) if analyser else records, average=cfg.bench.average)
+    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses))
     damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
     outcome.problems = postmortem.problems + _damage_problems(damage) + _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
@@ -141,6 +144,9 @@ def render_tables(outcome: RunOutcome) -> list[str]:
         iters=cfg.bench.iters,
         check=cfg.bench.check,
         backend=cfg.backend,
+        graph_launches=cfg.bench.cuda_graph_launches,
+        average=cfg.bench.average,
+        report_cputime=cfg.bench.report_cputime,
     )
     places = [
         RankPlace(rank=s["rank"], host=s["host"], pid=int(s["pid"]), device=s["device"])
@@ -152,6 +158,8 @@ def render_tables(outcome: RunOutcome) -> list[str]:
         if op_rows:
             lines += render_op_table(op, op_rows, header, places)
             lines.append("")
+    if outcome.setup is not None:
+        lines += [f"# {outcome.setup.describe(cfg.backend)}", ""]
     return lines
 
 
@@ -169,6 +177,7 @@ def finalize(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis
             "run_id": run.run_id,
             "passed": outcome.passed,
             "problems": outcome.problems,
+            "setup": asdict(outcome.setup) if outcome.setup else None,
             "rows": [asdict(r) for r in outcome.rows],
         },
     )
