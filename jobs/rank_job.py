@@ -25,6 +25,9 @@ from jobs.report import assess, write_table
 from jobs.rundir import RunDir, write_json_atomic
 from jobs.stop_signals import RankStopped, SignalWatch
 
+STOP_RECORD_WAIT_S = 2.0
+"""How long the main thread waits for the signal watcher to record a stop before recording it itself."""
+
 
 class InjectedFault(RuntimeError):
     """Raised on purpose by faults.fail_rank."""
@@ -75,6 +78,7 @@ class RankJob:
         try:
             rows = _run_rank(cfg, run, placement, status, heartbeat)
         except BaseException as error:
+            signals.hold()
             status.fail(error)
             raise
         finally:
@@ -133,6 +137,7 @@ class RankStatus:
         self.lock = threading.RLock()
         self.ended: str = ""
         self.signals: list[dict[str, Any]] = []
+        self.stop_recorded = threading.Event()
         self.path = run.rank_status(placement.rank)
         self.base = {
             "rank": placement.rank,
@@ -166,18 +171,20 @@ class RankStatus:
     def finish(self, rows: int) -> None:
         with self.lock:
             if not self.ended:
-                self.ended = "ok"
                 self.write("ok", rows=rows)
+                self.ended = "ok"
 
     def stop(self, signal_name: str, at: float) -> None:
         """A stop signal arrived (recorded by the signal watcher, even while a collective blocks)."""
         with self.lock:
-            if self.ended:
-                return
-            self.ended = "stopped"
-            self.write("stopped", stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
-        logger.warning(f"stopped by {signal_name}: cancelled, preempted or out of time")
-        self.dumps.dump_now(f"stopped by {signal_name}")
+            first = not self.ended
+            if first:
+                self.write("stopped", stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
+                self.ended = "stopped"
+        self.stop_recorded.set()
+        if first:
+            logger.warning(f"stopped by {signal_name}: cancelled, preempted or out of time")
+            self.dumps.dump_now(f"stopped by {signal_name}")
 
     def notice(self, signal_name: str, at: float) -> None:
         """Slurm's warning before a time limit or preemption: kept in the status, the rank goes on."""
@@ -188,23 +195,28 @@ class RankStatus:
         logger.warning(f"received {signal_name}: Slurm's notice of a time limit or preemption")
 
     def fail(self, error: BaseException) -> None:
-        """Record the first error this rank met, with the moment it met it."""
+        """Record the first error this rank met, with the moment it met it. A stop signal's RankStopped is
+        the watcher's to record (with the stacks as they were when it arrived): wait for it briefly."""
         failed_at = time.time()
+        if isinstance(error, RankStopped):
+            self.stop_recorded.wait(STOP_RECORD_WAIT_S)
         with self.lock:
             if self.ended:
-                if not isinstance(error, RankStopped):
+                if isinstance(error, RankStopped):  # where the main thread was when it was stopped
+                    logger.opt(exception=error).warning(f"{error} while still running")
+                else:
                     logger.opt(exception=error).info(f"after it {self.ended}: {type(error).__name__}: {error}")
                 return
             if isinstance(error, (KeyboardInterrupt, RankStopped, SystemExit)) or _is_submitit_stop(error):
                 name = error.signal_name if isinstance(error, RankStopped) else "SIGINT"
                 name = "SIGUSR2" if _is_submitit_stop(error) or isinstance(error, SystemExit) else name
                 text = str(error) if isinstance(error, RankStopped) else f"{type(error).__name__}: {error}"
-                self.ended = "stopped"
                 self.write("stopped", stopped_at=failed_at, signal=name, error=text)
+                self.ended = "stopped"
                 # the traceback shows where this rank was when it was stopped: where it hung, if it hung
                 logger.opt(exception=error).warning(f"stopped by {name} while still running")
+                self.dumps.dump_now(f"stopped by {name}")
                 return
-            self.ended = "failed"
             logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
             self.dumps.dump_now(f"{type(error).__name__}")
             self.write(
@@ -213,6 +225,7 @@ class RankStatus:
                 error=f"{type(error).__name__}: {error}",
                 traceback="".join(traceback.format_exception(error)),
             )
+            self.ended = "failed"
 
 
 def _is_submitit_stop(error: BaseException) -> bool:

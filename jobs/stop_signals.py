@@ -7,7 +7,8 @@ between bytecodes: a rank blocked inside a collective would not record anything 
 SIGKILL. So the C-level handler's wakeup byte (signal.set_wakeup_fd) is read by a thread of our own,
 which writes the rank's 'stopped' status and dumps every thread's stack at once; the Python-level
 handler then chains to submitit's, so its requeue behaviour is kept, and for SIGTERM/SIGINT ends the
-rank with RankStopped.
+rank with RankStopped, once: a rank already on its way out (hold(), or submitit's SystemExit after a
+requeue) is not interrupted again while it records how it ended.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class SignalWatch:
         self.on_stop = on_stop
         self.on_notice = on_notice
         self.previous: dict[int, Any] = {}
+        self.holding = False
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.write_fd, False)
         self.old_wakeup = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False)
@@ -76,11 +78,20 @@ class SignalWatch:
         elif signum in NOTICE_SIGNALS:
             self.on_notice(name, at)
 
+    def hold(self) -> None:
+        """The rank is ending on its own: signals from now on are recorded, never raised in the main thread."""
+        self.holding = True
+
     def _in_main_thread(self, signum: int, frame: FrameType | None) -> None:
         previous = self.previous.get(signum)
         if callable(previous):
-            previous(signum, frame)  # submitit's: log, or checkpoint and requeue (rank 0, SIGUSR2)
-        if signum in STOP_SIGNALS:
+            try:
+                previous(signum, frame)  # submitit's: log, or checkpoint and requeue (rank 0, SIGUSR2)
+            except BaseException:
+                self.holding = True  # submitit's SystemExit after its requeue: let it through undisturbed
+                raise
+        if signum in STOP_SIGNALS and not self.holding:
+            self.holding = True
             raise RankStopped(signal.Signals(signum).name)
 
     def close(self) -> None:

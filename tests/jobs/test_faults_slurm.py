@@ -192,6 +192,11 @@ def requeue_when_measured(
     else:
         slurm(cluster, "scontrol", "requeue", job_id)
     until(lambda: "PENDING" in slurm(cluster, "squeue", "-h", "-j", job_id, "-o", "%T"), 60, "the requeue")
+    # Slurm holds a requeued job back (BeginTime) while its nodes clean up; starting it at once, as the test
+    # does to save that wait, must still come after every node is idle and a second later than the nodes
+    # revoked the old attempt's credential (whole seconds), or slurmd refuses it: "Job credential revoked".
+    until(lambda: set(slurm(cluster, "sinfo", "-h", "-N", "-o", "%T").split()) == {"idle"}, 60, "idle nodes")
+    time.sleep(1.5)
     changes = [f"{key}={value}" for key, value in update.items()]
     slurm(cluster, "scontrol", "update", f"jobid={job_id}", "StartTime=now", *changes)
 
