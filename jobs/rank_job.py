@@ -181,10 +181,10 @@ class RankStatus:
             if first:
                 self.write("stopped", stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
                 self.ended = "stopped"
-        self.stop_recorded.set()
         if first:
             logger.warning(f"stopped by {signal_name}: cancelled, preempted or out of time")
             self.dumps.dump_now(f"stopped by {signal_name}")
+        self.stop_recorded.set()  # after the dump: the main thread closes the log once it sees this
 
     def notice(self, signal_name: str, at: float) -> None:
         """Slurm's warning before a time limit or preemption: kept in the status, the rank goes on."""
