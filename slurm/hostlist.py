@@ -109,7 +109,7 @@ def collect_hostlist(hosts: Iterable[str]) -> str:
                 order.append(host)
             continue
         prefix, digits = match.groups()
-        key = (prefix, len(digits) if digits.startswith("0") else 0)
+        key = (prefix, len(digits) if len(digits) > 1 and digits.startswith("0") else 0)  # "0" is not padded
         if key not in groups:
             groups[key] = set()
             order.append(key)

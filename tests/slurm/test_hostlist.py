@@ -74,6 +74,8 @@ def test_huge_ranges_are_refused() -> None:
         (["n1"], "n1"),
         (["gpu1", "cpu1", "gpu2"], "gpu[1-2],cpu1"),
         (["n1", "n1", "n2"], "n[1-2]"),
+        (["node0", "node1", "node2"], "node[0-2]"),  # a bare 0 is not zero padding
+        (["mlx5_0", "mlx5_1", "mlx5_7"], "mlx5_[0-1,7]"),
     ],
 )
 def test_collects_into_slurm_form(hosts: list[str], expr: str) -> None:
