@@ -13,6 +13,7 @@ from omegaconf.errors import OmegaConfBaseException
 from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supported
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
+from jobs.fabric.settings import FabricSettings
 from jobs.schema import ConfigError, build, to_plain
 from slurm.settings import SlurmSettings
 
@@ -79,6 +80,7 @@ class Config:
     rendezvous: Rendezvous = field(default_factory=Rendezvous)
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
     faults: Faults = field(default_factory=Faults)
+    fabric: FabricSettings = field(default_factory=FabricSettings)
 
     @property
     def world_size(self) -> int:
@@ -93,7 +95,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def validate(cfg: Config) -> None:
     """Cross-field checks the types alone cannot express; raises ConfigError on the first problem."""
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
-    problems += _timeout_problems(cfg) + _fault_problems(cfg)
+    problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg)
     if problems:
         raise ConfigError(problems[0])
 
@@ -279,3 +281,37 @@ def config_from_plain(data: dict[str, Any]) -> Config:
 
 
 __all__ = ["BACKENDS", "Config", "ConfigError", "load_config", "to_yaml", "validate"]
+
+
+NCCL_INFO_LEVELS = ("INFO", "TRACE")
+NCCL_INFO_SUBSYSTEMS = ("INIT", "NET")
+"""What fabric.nccl_info needs NCCL to print: channel lines are INIT, network and GPUDirect lines NET."""
+
+
+def _fabric_problems(cfg: Config) -> list[str]:
+    fabric = cfg.fabric
+    found = []
+    if fabric.max_port_errors < -1:
+        found.append(f"fabric.max_port_errors: {fabric.max_port_errors} must be -1 (not checked) or >= 0")
+    wants = [name for name, on in (("require_network", fabric.require_network != "any"),
+                                   ("require_gdr", fabric.require_gdr)) if on]  # fmt: skip
+    for name in wants:
+        if cfg.backend != "nccl":
+            found.append(f"fabric.{name}: {getattr(fabric, name)} needs backend=nccl; this run uses {cfg.backend}")
+        elif not fabric.nccl_info:
+            found.append(f"fabric.{name}: {getattr(fabric, name)} needs fabric.nccl_info=true (NCCL's own account)")
+    if fabric.nccl_info and cfg.backend == "nccl":
+        level = cfg.env.get("NCCL_DEBUG", "INFO")
+        if level.upper() not in NCCL_INFO_LEVELS:
+            found.append(
+                f"env.NCCL_DEBUG: {level!r} hides what fabric.nccl_info reads; allowed with it: INFO, TRACE "
+                "(or leave NCCL_DEBUG unset)"
+            )
+        subsystems = {part.strip().upper() for part in cfg.env.get("NCCL_DEBUG_SUBSYS", "INIT,NET").split(",")}
+        missing = [name for name in NCCL_INFO_SUBSYSTEMS if "ALL" not in subsystems and name not in subsystems]
+        if missing or any(part.startswith("^") for part in subsystems):
+            found.append(
+                f"env.NCCL_DEBUG_SUBSYS: {cfg.env['NCCL_DEBUG_SUBSYS']!r} leaves out what fabric.nccl_info reads; "
+                "allowed with it: a list holding INIT and NET, or ALL (or leave it unset)"
+            )
+    return found

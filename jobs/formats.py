@@ -37,6 +37,7 @@ def json_document(run: RunDir, outcome: RunOutcome) -> dict[str, Any]:
         "config": to_plain(outcome.config),
         "ranks": ranks,
         "setup": asdict(outcome.setup) if outcome.setup else None,
+        "fabric": outcome.fabric.to_json() if outcome.fabric else None,
         "rows": [asdict(row) for row in outcome.rows],
         "analysis": asdict(outcome.analysis) if outcome.analysis else None,
     }

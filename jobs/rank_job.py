@@ -16,8 +16,9 @@ from typing import Any, TextIO
 from loguru import logger
 
 from collectives.results import placement_name
-from jobs.config import Config, config_from_plain
+from jobs.config import NCCL_INFO_SUBSYSTEMS, Config, config_from_plain
 from jobs.environment import FROM_ENVIRONMENT, capture_environment
+from jobs.fabric import ports
 from jobs.heartbeat import Heartbeat, StackDumps
 from jobs.placement import LocalRendezvous, Placement, detect_placement
 from jobs.rank_logging import setup_rank_logging
@@ -75,6 +76,7 @@ class RankJob:
         status.write("running")
         signals = SignalWatch(on_stop=status.stop, on_notice=status.notice)
         heartbeat.beat("init")
+        _snapshot_ports(cfg, run, placement, "start")
         try:
             rows = _run_rank(cfg, run, placement, status, heartbeat)
         except BaseException as error:
@@ -82,12 +84,23 @@ class RankJob:
             status.fail(error)
             raise
         finally:
+            _snapshot_ports(cfg, run, placement, "end")
             signals.close()
             dumps.close()
         heartbeat.beat("done")
         status.finish(rows)
         logger.info(f"rank {placement.rank} finished: {rows} results")
         return {"rank": placement.rank, "host": placement.host, "rows": rows}
+
+
+def _snapshot_ports(cfg: Config, run: RunDir, placement: Placement, when: str) -> None:
+    """Once per node (local rank 0): the kernel's view of its RDMA ports and interfaces, never fatal."""
+    if placement.local_rank != 0:
+        return
+    try:
+        ports.record(run, Path(cfg.fabric.sysfs_root), placement.host, when)
+    except OSError as error:
+        logger.warning(f"port snapshot ({when}) not taken: {error}")
 
 
 def _record_early_failure(run: RunDir, error: Exception) -> None:
@@ -121,6 +134,9 @@ def rank_environment(
     env = {name: value for name, value in cfg.env.items() if value != FROM_ENVIRONMENT}  # secrets: inherited
     if cfg.device == "cpu" and "OMP_NUM_THREADS" not in env and "OMP_NUM_THREADS" not in inherited:
         env["OMP_NUM_THREADS"] = "1"
+    if cfg.fabric.nccl_info and cfg.backend == "nccl":  # what jobs.fabric reads; config validation keeps it so
+        env.setdefault("NCCL_DEBUG", "INFO")
+        env.setdefault("NCCL_DEBUG_SUBSYS", ",".join(NCCL_INFO_SUBSYSTEMS))
     if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
         env["NCCL_DEBUG_FILE"] = str(run.nccl_debug_log(placement.rank))
     env.update(placement.torch_env())

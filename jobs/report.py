@@ -12,6 +12,7 @@ from collectives.results import DamagedLine, SummaryRow, iter_rank_results, plac
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.analysis import Analyser, Analysis
 from jobs.config import Config, config_from_plain
+from jobs.fabric.verdict import FabricReport, fabric_report
 from jobs.postmortem import Postmortem, examine, rank_spans
 from jobs.rundir import RunDir, rank_of, read_json, write_json_atomic
 from jobs.setup_time import SetupTime, setup_time
@@ -54,6 +55,8 @@ class RunOutcome:
     """How each rank ended, and what caused a failure."""
     setup: SetupTime | None = None
     """The process group's set-up time over the ranks that recorded it."""
+    fabric: FabricReport | None = None
+    """Which transport NCCL used and the state of every RDMA port, per host."""
 
     @property
     def passed(self) -> bool:
@@ -95,10 +98,14 @@ def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: 
     records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
     analyser = Analyser() if with_analysis else None
     rows = summarize(analyser.watch(records) if analyser else records, average=cfg.bench.average)
-    outcome = RunOutcome(config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses))
+    fabric = fabric_report(run, cfg.backend, cfg.fabric, statuses)
+    outcome = RunOutcome(
+        config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric
+    )
     damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
     outcome.problems = postmortem.problems + _damage_problems(damage) + _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
+    outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
     outcome.analysis = analyser.finish(run) if analyser else None
     return outcome
 
@@ -160,6 +167,8 @@ def render_tables(outcome: RunOutcome) -> list[str]:
             lines.append("")
     if outcome.setup is not None:
         lines += [f"# {outcome.setup.describe(cfg.backend)}", ""]
+    if outcome.fabric is not None:
+        lines += [*outcome.fabric.lines(), ""]
     return lines
 
 
@@ -178,6 +187,7 @@ def finalize(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis
             "passed": outcome.passed,
             "problems": outcome.problems,
             "setup": asdict(outcome.setup) if outcome.setup else None,
+            "fabric": outcome.fabric.to_json() if outcome.fabric else None,
             "rows": [asdict(r) for r in outcome.rows],
         },
     )

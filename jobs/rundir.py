@@ -7,6 +7,7 @@ Its layout is a contract that `collbench report`, `status`, `wait` and later too
       config.yaml              the fully resolved config
       logs/rank-00000.log      one loguru log per rank (every line tagged rank/local/host)
       logs/nccl-rank-00000.log NCCL's own debug output per rank, when NCCL_DEBUG is set
+      fabric/ports-<host>-start.json, -end.json  the node's RDMA ports and interfaces (sysfs), by local rank 0
       results/rank-00000.jsonl one JSON line per (op, size, placement) measured by that rank
       status/rank-00000.json   that rank's state: running, ok or failed (with the error)
       heartbeat/rank-00000.json  that rank's latest progress: phase (init, start, end, done), step index of
@@ -98,6 +99,14 @@ class RunDir:
 
     def rank_status(self, rank: int) -> Path:
         return self.status_dir / f"rank-{rank:05d}.json"
+
+    @property
+    def fabric_dir(self) -> Path:
+        return self.path / "fabric"
+
+    def port_snapshot(self, host: str, when: str) -> Path:
+        """The kernel's view of a node's RDMA ports and interfaces, at the start or the end of the job."""
+        return self.fabric_dir / f"ports-{host}-{when}.json"
 
     def nccl_debug_log(self, rank: int) -> Path:
         """Where NCCL_DEBUG_FILE points for this rank when NCCL debugging is on."""

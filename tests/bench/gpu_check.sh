@@ -4,7 +4,8 @@
 # Every op from 8 B to 1 GiB three ways: nccl-tests' loop timer (the default), the same with the
 # per-iteration events pass (-I), and CUDA graphs (-G 5); every result must be correct and every time
 # positive, with the timer each mode names. Then the three side by side (ratios to the loop timer), and
-# collbench's timers against a bare torch loop timed the same way in the same process.
+# collbench's timers against a bare torch loop timed the same way in the same process. The loop run keeps
+# NCCL's own log (fabric.nccl_info=true): its report shows the fabric section (world size 1: intra-node only).
 # Prints one VERDICT line per mode and a final ALL PASS / FAILED. Takes a few minutes.
 set -euo pipefail
 OUT=${OUT:-/tmp/collbench-gpu}
@@ -19,7 +20,7 @@ PY
 common=(ranks=1 backend=nccl device=cuda "output_dir=$OUT/runs" bench.min_bytes=8 bench.max_bytes=1G
         bench.warmup_iters=5 bench.iters=20
         bench.ops=[all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,gather,scatter,sendrecv])
-declare -A extra=([loop]="" [per_iteration]="bench.per_iteration=true" [graph]="bench.cuda_graph_launches=5")
+declare -A extra=([loop]="fabric.nccl_info=true" [per_iteration]="bench.per_iteration=true" [graph]="bench.cuda_graph_launches=5")
 failed=0
 for mode in loop per_iteration graph; do
   # shellcheck disable=SC2086
@@ -37,10 +38,12 @@ records = [json.loads(line) for f in pathlib.Path(doc["run_dir"], "results").glo
 samples = all(len(r["times_us"]) > 0 for r in records) if mode != "loop" else all(not r["times_us"] for r in records)
 setup = doc.get("setup") or {}
 best = max(rows, key=lambda r: r["busbw"])
-verdict = "PASS" if ok and samples and setup.get("ranks") == 1 else "FAIL"
+fabric = doc.get("fabric") or {}
+seen = mode != "loop" or any(h["nccl_versions"] for h in fabric.get("hosts", []))  # fabric.nccl_info on the loop run
+verdict = "PASS" if ok and samples and setup.get("ranks") == 1 and seen else "FAIL"
 print(f"VERDICT {mode}: {verdict}: {len(rows)} rows, timer {timer}, per-iteration samples {'as expected' if samples else 'WRONG'}, "
       f"peak busbw {best['busbw']:.1f} GB/s ({best['op']} at {best['size']} B), set-up {setup.get('slowest_s', '?')} s, "
-      f"problems {doc['problems']}")
+      f"fabric {'read' if seen else 'MISSING'}, problems {doc['problems']}")
 sys.exit(verdict != "PASS")
 PY
 done

@@ -55,6 +55,8 @@ def test_dry_run_prints_the_resolved_config(tmp_path: Path, capsys: pytest.Captu
     assert list(tmp_path.iterdir()) == []
 
 
+NCCL = ["backend=nccl", "device=cuda"]
+
 BAD_OVERRIDES = {
     "unknown key": (
         ["bench.opz=[all_reduce]"],
@@ -100,6 +102,24 @@ BAD_OVERRIDES = {
         ["bench.average=median"],
         "bench.average: 'median' is not allowed; choose one of mean, min, max, rank0",
     ),
+    "unknown network requirement": (
+        ["fabric.require_network=roce"],
+        "fabric.require_network: 'roce' is not allowed; choose one of any, ib, socket",
+    ),
+    "fabric requirement on gloo": (["fabric.require_gdr=true"], "fabric.require_gdr: True needs backend=nccl"),
+    "fabric requirement without nccl_info": (
+        [*NCCL, "fabric.require_network=ib"],
+        "fabric.require_network: ib needs fabric.nccl_info=true",
+    ),
+    "nccl_info hidden by NCCL_DEBUG": (
+        [*NCCL, "fabric.nccl_info=true", "env.NCCL_DEBUG=WARN"],
+        "env.NCCL_DEBUG: 'WARN' hides what fabric.nccl_info reads; allowed with it: INFO, TRACE",
+    ),
+    "nccl_info without its subsystems": (
+        [*NCCL, "fabric.nccl_info=true", "env.NCCL_DEBUG_SUBSYS=COLL"],
+        "env.NCCL_DEBUG_SUBSYS: 'COLL' leaves out what fabric.nccl_info reads",
+    ),
+    "port errors below -1": (["fabric.max_port_errors=-2"], "fabric.max_port_errors: -2 must be -1"),
     "sendrecv on one gloo rank": (["ranks=1", "bench.ops=[sendrecv]"], "sendrecv on backend gloo needs at least 2"),
     "too big for this host": (["bench.max_bytes=64G", "bench.min_bytes=64G"], "needs"),
 }

@@ -69,6 +69,7 @@ def test_rank_environment_sets_the_env_section_and_nccl_debug_file(tmp_path: Pat
     env = rank_environment(cfg, run, p)
     assert env["NCCL_IB_HCA"].startswith("=mlx5_0")
     assert env["NCCL_DEBUG_FILE"] == str(tmp_path / "logs" / "nccl-rank-00003.log")
+    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET"), "fabric.nccl_info sets them"
     assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("3", "32", "1")
 
 

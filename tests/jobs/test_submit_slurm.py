@@ -15,7 +15,7 @@ import pytest
 from jobs.launch_slurm import slurm_request
 from jobs.report import load_run_config
 from jobs.rundir import RunDir
-from slurm.hostlist import expand_hostlist
+from slurm.hostlist import collect_hostlist, expand_hostlist
 from tests.conftest import CommandResult, SlurmCluster, collbench, read_jsonl
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -98,6 +98,12 @@ def test_two_nodes_by_two_tasks_all_ops(slurm_cluster: SlurmCluster, workdir: Pa
     hosts = assert_ranks_placed_where_slurm_put_them(slurm_cluster, job_id, run, 4)
     assert len(hosts) == 2, "the job must really span two nodes"
     assert (run / "table.txt").is_file()
+    # the fabric section on a cluster without RDMA: said plainly, nothing fails; one snapshot pair per node
+    nodes = collect_hostlist(sorted(hosts))
+    assert "#   NCCL was not used (backend gloo): no transport to report" in result.stdout
+    assert f"#   no RDMA device found on {nodes} (nothing under /sys/class/infiniband)" in result.stdout
+    snapshots = sorted(p.name for p in (run / "fabric").iterdir())
+    assert snapshots == sorted(f"ports-{host}-{when}.json" for host in hosts for when in ("start", "end"))
     # what sbatch received is exactly what --dry-run renders for this run directory
     submitted = (run / "submitit" / f"{job_id}_submission.sh").read_text()
     assert submitted == slurm_request(load_run_config(RunDir(run)), run).script()
