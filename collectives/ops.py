@@ -31,8 +31,13 @@ class CallArgs:
 
     reduce_op: str
     rank: int
+    """This rank's place in `group` (in the world when group is None)."""
     nranks: int
     root: int = 0
+    """The root's place in `group`."""
+    group: dist.ProcessGroup | None = None
+    """The process group the call runs over: None for the world, or a subgroup (collbench isolate
+    measures disjoint groups of nodes at the same time)."""
 
 
 def torch_reduce_op(name: str) -> dist.ReduceOp.RedOpType:
@@ -47,48 +52,52 @@ Call = Callable[[], object]
 
 def _bind_all_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     op = torch_reduce_op(args.reduce_op)
-    return lambda: dist.all_reduce(recv, op=op)  # in place: send is recv
+    group = args.group
+    return lambda: dist.all_reduce(recv, op=op, group=group)  # in place: send is recv
 
 
 def _bind_all_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
-    return lambda: _all_gather_flat(recv, send)
+    group = args.group
+    return lambda: _all_gather_flat(recv, send, group=group)
 
 
 def _bind_reduce_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     op = torch_reduce_op(args.reduce_op)
-    return lambda: _reduce_scatter_flat(recv, send, op=op)
+    group = args.group
+    return lambda: _reduce_scatter_flat(recv, send, op=op, group=group)
 
 
 def _bind_broadcast(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
-    root = args.root
-    return lambda: dist.broadcast(recv, src=root)
+    root, group = args.root, args.group
+    return lambda: dist.broadcast(recv, group=group, group_src=root)
 
 
 def _bind_reduce(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
-    op, root = torch_reduce_op(args.reduce_op), args.root
-    return lambda: dist.reduce(recv, dst=root, op=op)
+    op, root, group = torch_reduce_op(args.reduce_op), args.root, args.group
+    return lambda: dist.reduce(recv, op=op, group=group, group_dst=root)
 
 
 def _bind_all_to_all(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
-    return lambda: dist.all_to_all_single(recv, send)
+    group = args.group
+    return lambda: dist.all_to_all_single(recv, send, group=group)
 
 
 def _bind_gather(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     slots = list(recv.chunk(args.nranks)) if args.rank == args.root else None
-    root = args.root
-    return lambda: dist.gather(send, slots, dst=root)
+    root, group = args.root, args.group
+    return lambda: dist.gather(send, slots, group=group, group_dst=root)
 
 
 def _bind_scatter(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     parts = list(send.chunk(args.nranks)) if args.rank == args.root else None
-    root = args.root
-    return lambda: dist.scatter(recv, parts, src=root)
+    root, group = args.root, args.group
+    return lambda: dist.scatter(recv, parts, group=group, group_src=root)
 
 
 def _bind_sendrecv(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Call:
     ring = [
-        dist.P2POp(dist.isend, send, (args.rank + 1) % args.nranks),
-        dist.P2POp(dist.irecv, recv, (args.rank - 1) % args.nranks),
+        dist.P2POp(dist.isend, send, group=args.group, group_peer=(args.rank + 1) % args.nranks),
+        dist.P2POp(dist.irecv, recv, group=args.group, group_peer=(args.rank - 1) % args.nranks),
     ]
 
     def exchange() -> None:

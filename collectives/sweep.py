@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
 from loguru import logger
 
 from collectives import patterns
@@ -28,6 +29,9 @@ class RankContext:
     local_rank: int
     host: str
     device: torch.device
+    group: dist.ProcessGroup | None = None
+    """The group the sweep runs over: None for the world, or a subgroup; rank and nranks are then
+    this rank's place in it and its size."""
 
 
 @dataclass(slots=True)
@@ -134,7 +138,9 @@ def run_sweep(
             buffers = Buffers.allocate(step.counts, dtype, ctx.device)
             current = (step.counts.send, step.counts.recv)
         assert buffers is not None
-        args = CallArgs(reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0))
+        args = CallArgs(
+            reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0), group=ctx.group
+        )
         for in_place in placements:
             if index < skip_first:
                 index += 1
@@ -162,7 +168,7 @@ def _time(m: Measurement, settings: BenchSettings, ctx: RankContext) -> Timing:
     iters = settings.iters
     if settings.time_budget_ms > 0:
         iters = agreed_iterations(
-            estimate, settings.time_budget_ms / 1e3, settings.min_iters, settings.max_iters, ctx.device
+            estimate, settings.time_budget_ms / 1e3, settings.min_iters, settings.max_iters, ctx.device, ctx.group
         )
     return time_iterations(
         m.call,
@@ -171,6 +177,7 @@ def _time(m: Measurement, settings: BenchSettings, ctx: RankContext) -> Timing:
         timer=settings.timer,
         graph_launches=settings.cuda_graph_launches,
         per_iteration=settings.per_iteration,
+        group=ctx.group,
     )
 
 

@@ -53,10 +53,10 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _host_barrier(device: torch.device) -> None:
+def _host_barrier(device: torch.device, group: dist.ProcessGroup | None) -> None:
     """Every rank's host at the same point with its stream drained, as nccl-tests' Barrier before the clock."""
     _synchronize(device)
-    dist.barrier()
+    dist.barrier(group=group)
     _synchronize(device)
 
 
@@ -75,10 +75,17 @@ def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> fl
     return (time.perf_counter() - start) / max(1, warmup)
 
 
-def agreed_iterations(estimate_s: float, budget_s: float, floor: int, cap: int, device: torch.device) -> int:
-    """Iterations that fill the time budget for the slowest rank; every rank gets the same count."""
+def agreed_iterations(
+    estimate_s: float,
+    budget_s: float,
+    floor: int,
+    cap: int,
+    device: torch.device,
+    group: dist.ProcessGroup | None = None,
+) -> int:
+    """Iterations that fill the time budget for the slowest rank; every rank of the group gets the same count."""
     slowest = torch.tensor([estimate_s], dtype=torch.float64, device=device)
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX, group=group)
     wanted = math.ceil(budget_s / max(float(slowest.item()), 1e-9))
     return max(floor, min(cap, wanted))
 
@@ -91,17 +98,18 @@ def time_iterations(
     timer: TimerName = "auto",
     graph_launches: int = 0,
     per_iteration: bool = False,
+    group: dist.ProcessGroup | None = None,
 ) -> Timing:
-    """Time `iters` calls after a barrier; warmup is the caller's (warm_up)."""
+    """Time `iters` calls after a barrier over `group` (the world when None); warmup is the caller's (warm_up)."""
     if device.type == "cuda" and graph_launches > 0:
         graph = _capture(call, iters, device)
-        timing = _time_loop(graph.replay, graph_launches, device, "cuda_graph", per_launch=iters)
-        samples = _time_per_call(graph.replay, graph_launches, device, per_launch=iters) if per_iteration else None
+        timing = _time_loop(graph.replay, graph_launches, device, group, "cuda_graph", per_launch=iters)
+        samples = _time_per_call(graph.replay, graph_launches, device, group, iters) if per_iteration else None
     elif resolve_timer(timer, device) == "loop":
-        timing = _time_loop(call, iters, device, "cuda_loop" if device.type == "cuda" else "host_loop")
-        samples = _time_per_call(call, iters, device) if per_iteration else None
+        timing = _time_loop(call, iters, device, group, "cuda_loop" if device.type == "cuda" else "host_loop")
+        samples = _time_per_call(call, iters, device, group) if per_iteration else None
     else:
-        timing = _time_per_call(call, iters, device)
+        timing = _time_per_call(call, iters, device, group)
         samples = None
     if samples is None:
         return timing
@@ -116,10 +124,15 @@ def time_iterations(
 
 
 def _time_loop(
-    launch: Callable[[], object], launches: int, device: torch.device, timer: str, per_launch: int = 1
+    launch: Callable[[], object],
+    launches: int,
+    device: torch.device,
+    group: dist.ProcessGroup | None,
+    timer: str,
+    per_launch: int = 1,
 ) -> Timing:
     """One clock around every launch and the synchronisation: nccl-tests' deltaSec and cputimeSec."""
-    _host_barrier(device)
+    _host_barrier(device, group)
     faults = _minor_faults()
     clock = time.perf_counter
     start = clock()
@@ -138,14 +151,20 @@ def _time_loop(
     )
 
 
-def _time_per_call(launch: Callable[[], object], launches: int, device: torch.device, per_launch: int = 1) -> Timing:
+def _time_per_call(
+    launch: Callable[[], object],
+    launches: int,
+    device: torch.device,
+    group: dist.ProcessGroup | None,
+    per_launch: int = 1,
+) -> Timing:
     if device.type == "cuda":
-        return _time_cuda_events(launch, launches, device, per_launch)
-    return _time_host(launch, launches)
+        return _time_cuda_events(launch, launches, device, group, per_launch)
+    return _time_host(launch, launches, group)
 
 
-def _time_host(call: Callable[[], object], iters: int) -> Timing:
-    dist.barrier()
+def _time_host(call: Callable[[], object], iters: int, group: dist.ProcessGroup | None) -> Timing:
+    dist.barrier(group=group)
     clock = time.perf_counter
     seconds: list[float] = []
     faults = _minor_faults()
@@ -165,9 +184,15 @@ def _event_pair() -> tuple[torch.cuda.Event, torch.cuda.Event]:
     )
 
 
-def _time_cuda_events(launch: Callable[[], object], launches: int, device: torch.device, per_launch: int) -> Timing:
+def _time_cuda_events(
+    launch: Callable[[], object],
+    launches: int,
+    device: torch.device,
+    group: dist.ProcessGroup | None,
+    per_launch: int,
+) -> Timing:
     events = [_event_pair() for _ in range(launches)]
-    _host_barrier(device)
+    _host_barrier(device, group)
     faults = _minor_faults()
     start_host = time.perf_counter()
     for start, end in events:
