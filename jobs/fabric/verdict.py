@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,9 +80,10 @@ def fabric_report(
     starts, ends = _snapshots(run, "start"), _snapshots(run, "end")
     notes = _notes(backend, settings, logs, starts)
     hosts = _hosts(hosts_of, logs, starts, nccl_used=backend == "nccl")
+    growth = _error_growth(starts, ends)
     findings = _version_findings(logs) + _network_findings(logs) + _gdr_findings(logs)
-    findings += _port_findings(starts, ends) + _warning_findings(logs)
-    failures = _failures(settings, logs, hosts_of, starts, ends)
+    findings += _port_findings(starts, ends, growth) + _warning_findings(logs)
+    failures = _failures(settings, logs, hosts_of, starts, ends, growth)
     return FabricReport(hosts=hosts, findings=findings, failures=failures, notes=notes)
 
 
@@ -167,28 +168,34 @@ def _ports_summary(snap: Mapping[str, Any]) -> str:
     return f"{collect_hostlist(sorted({hca for hca, _, _ in ports}))} ({state}{rate})"
 
 
-def _ranks_by_host(logs: list[NcclRankLog]) -> str:
-    by_host: dict[str, list[int]] = defaultdict(list)
+def _grouped(logs: Iterable[NcclRankLog], key: Callable[[NcclRankLog], str]) -> dict[str, list[NcclRankLog]]:
+    """The logs by key, in the order each key is first seen; a log whose key is empty is left out."""
+    groups: dict[str, list[NcclRankLog]] = defaultdict(list)
     for log in logs:
-        by_host[log.host or "?"].append(log.rank)
-    return "; ".join(f"{host} rank(s) {rank_spans(ranks)}" for host, ranks in by_host.items())
+        if key(log):
+            groups[key(log)].append(log)
+    return groups
+
+
+def _host(log: NcclRankLog) -> str:
+    return log.host or "?"
+
+
+def _ranks_by_host(logs: list[NcclRankLog]) -> str:
+    return "; ".join(
+        f"{host} rank(s) {rank_spans(log.rank for log in mine)}" for host, mine in _grouped(logs, _host).items()
+    )
 
 
 def _version_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
-    versions: dict[str, list[NcclRankLog]] = defaultdict(list)
-    for log in logs.values():
-        if log.version:
-            versions[log.version].append(log)
+    versions = _grouped(logs.values(), lambda log: log.version)
     if len(versions) < 2:
         return []
     return ["NCCL versions differ: " + ", ".join(f"{v} on {_ranks_by_host(ls)}" for v, ls in versions.items())]
 
 
 def _network_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
-    networks: dict[str, list[NcclRankLog]] = defaultdict(list)
-    for log in logs.values():
-        if log.network:
-            networks[log.network].append(log)
+    networks = _grouped(logs.values(), lambda log: log.network)
     if len(networks) < 2:
         return []
     usual = max(networks, key=lambda name: len(networks[name]))
@@ -210,11 +217,8 @@ def _gdr_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
     if not without:
         return []
     found = []
-    by_host: dict[str, list[NcclRankLog]] = defaultdict(list)
-    for log in without:
-        by_host[log.host or "?"].append(log)
-    for host, ranks in by_host.items():
-        devices = _distinct(f"{c.transport}/{c.device}" for log in ranks for c in log.network_channels if not c.gdr)
+    for host, ranks in _grouped(without, _host).items():
+        devices = _distinct(f"{c.transport}/{c.device}" for log in ranks for c in log.rdma_channels if not c.gdr)
         disabled = _distinct(name for log in ranks for name, on in log.hca_gdr.items() if not on)
         hcas = f"; NCCL: GPU Direct RDMA disabled for HCA {', '.join(disabled)}" if disabled else ""
         found.append(
@@ -224,7 +228,17 @@ def _gdr_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
     return found
 
 
-def _port_findings(starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]]) -> list[str]:
+Growth = dict[str, dict[tuple[str, str], dict[str, int]]]
+"""host -> (hca, port) -> error counter -> how much it grew during the job."""
+
+
+def _error_growth(starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]]) -> Growth:
+    return {host: error_growth(starts[host], ends[host]) for host in sorted(set(starts) & set(ends))}
+
+
+def _port_findings(
+    starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
+) -> list[str]:
     found = []
     for when, snaps in (("at the start", starts), ("at the end", ends)):
         for host, snap in sorted(snaps.items()):
@@ -236,8 +250,8 @@ def _port_findings(starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict
                             f"{when} of the job"
                         )
     found += _rate_findings(starts)
-    for host in sorted(set(starts) & set(ends)):
-        for (hca, port), deltas in sorted(error_growth(starts[host], ends[host]).items()):
+    for host, grown in growth.items():
+        for (hca, port), deltas in sorted(grown.items()):
             counted = ", ".join(f"{name} +{delta}" for name, delta in deltas.items())
             found.append(f"{host} {hca} port {port}: error counters grew during the job: {counted}")
     return found
@@ -283,6 +297,7 @@ def _failures(
     hosts_of: Mapping[int, str],
     starts: Mapping[str, dict[str, Any]],
     ends: Mapping[str, dict[str, Any]],
+    growth: Growth,
 ) -> list[str]:
     failures = []
     silent = sorted(rank for rank in hosts_of if rank not in logs or not logs[rank].network)
@@ -303,7 +318,7 @@ def _failures(
         if without:
             failures.append(f"fabric.require_gdr: {_ranks_by_host(without)} reach the network without GPUDirect RDMA")
     if settings.max_port_errors >= 0:
-        failures += _port_error_failures(settings.max_port_errors, starts, ends)
+        failures += _port_error_failures(settings.max_port_errors, starts, ends, growth)
     return failures
 
 
@@ -314,13 +329,13 @@ def _network_class(network: str) -> str:
 
 
 def _port_error_failures(
-    limit: int, starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]]
+    limit: int, starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
 ) -> list[str]:
     failures = []
     for host in sorted(host for host, snap in starts.items() if snap.get("rdma") and host not in ends):
         failures.append(f"fabric.max_port_errors: {host} took no end-of-job port snapshot, so it cannot be checked")
-    for host in sorted(set(starts) & set(ends)):
-        for (hca, port), deltas in sorted(error_growth(starts[host], ends[host]).items()):
+    for host, grown in growth.items():
+        for (hca, port), deltas in sorted(grown.items()):
             total = sum(deltas.values())
             if total > limit:
                 failures.append(
