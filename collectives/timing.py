@@ -19,7 +19,7 @@ import math
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import torch
@@ -111,16 +111,7 @@ def time_iterations(
     else:
         timing = _time_per_call(call, iters, device, group)
         samples = None
-    if samples is None:
-        return timing
-    return Timing(
-        time_s=timing.time_s,
-        enqueue_s=timing.enqueue_s,
-        page_faults_per_iter=timing.page_faults_per_iter,
-        timer=timing.timer,
-        calls=timing.calls,
-        samples=samples.samples,
-    )
+    return timing if samples is None else replace(timing, samples=samples.samples)
 
 
 def _time_loop(

@@ -31,6 +31,7 @@ from collectives.plan import Step
 from collectives.settings import BenchSettings, TimerName, parse_size_list
 from collectives.sweep import Buffers, Measurement, RankContext, _time
 from collectives.timing import resolve_timer
+from jobs.launch_local import free_port
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 SIZES = "1K,4K,64K,1M,4M,16M"
@@ -170,9 +171,7 @@ def main() -> None:
     parser.add_argument("--sizes", default=SIZES, help="comma-separated sizes, K/M/G allowed")
     args = parser.parse_args()
     sizes = parse_size_list(args.sizes.split(","))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     spawned = (args.ranks, port, args.rounds, args.iters, args.device, sizes)
     mp.spawn(rank_main, args=spawned, nprocs=args.ranks, join=True)

@@ -5,7 +5,6 @@ group left out. Real process groups, spawned."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,12 @@ from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from collectives.settings import BenchSettings
 from collectives.sweep import RankContext, run_sweep
+from jobs.launch_local import free_port
 
 pytestmark = pytest.mark.integration
 
 ROUNDS = ([[0, 1], [2, 3]], [[0, 2], [1, 3]], [[1, 2, 3]])
 """Two pairs, the pairs crossed, and three ranks with rank 0 resting."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rank(rank: int, port: int, out: str) -> None:
@@ -57,7 +51,7 @@ def _rank(rank: int, port: int, out: str) -> None:
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
     out = tmp_path_factory.mktemp("subgroups")
-    mp.start_processes(_rank, args=(_free_port(), str(out)), nprocs=4, start_method="spawn")
+    mp.start_processes(_rank, args=(free_port(), str(out)), nprocs=4, start_method="spawn")
     return [json.loads(line) for rank in range(4) for line in (out / f"rank{rank}.jsonl").read_text().splitlines()]
 
 

@@ -3,7 +3,6 @@ call as the per-call host timer of the same run, within noise; the per-call pass
 
 from __future__ import annotations
 
-import socket
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from collectives.timing import Timing, resolve_timer, time_iterations, warm_up
+from jobs.launch_local import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -23,12 +23,6 @@ bimodal times) swamp any difference between timers; tests/bench/bench_vs_bare.py
 sizes, over many rounds."""
 ROUNDS = 9
 ITERS = 20
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rank(rank: int, port: int, out: str) -> None:
@@ -63,7 +57,7 @@ def _line(size: int, round_: int, name: str, t: Timing) -> str:
 def timings(tmp_path_factory: pytest.TempPathFactory) -> list[list[str]]:
     """Every rank's lines: size, round, timer asked for, timer used, calls, time, enqueue time, samples."""
     out = tmp_path_factory.mktemp("timing")
-    mp.start_processes(_rank, args=(_free_port(), str(out)), nprocs=2, start_method="spawn")
+    mp.start_processes(_rank, args=(free_port(), str(out)), nprocs=2, start_method="spawn")
     return [line.split(" ") for rank in range(2) for line in (out / f"rank{rank}.txt").read_text().splitlines()]
 
 
