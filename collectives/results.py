@@ -92,11 +92,16 @@ class RankResult:
     """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
     attempt: int = 0
     """The Slurm attempt (SLURM_RESTART_COUNT) that measured it: a resumed attempt carries earlier ones'."""
+    group: str = ""
+    """The subgroup that measured it (collbench isolate: 'round 2: n[1,4]'); empty for the whole job."""
+    members: list[int] = field(default_factory=list)
+    """The global ranks of that subgroup, empty for the whole job; `rank` is always the global rank and
+    `nranks` the size of the group measured."""
     version: int = RESULT_FORMAT_VERSION
 
     @property
     def key(self) -> RowKey:
-        return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place)
+        return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place, self.group)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -138,8 +143,8 @@ def iteration_stats(times_us: list[float]) -> dict[str, float]:
     }
 
 
-RowKey = tuple[str, str, str, int, int, bool]
-"""(op, dtype, reduce op, root, size, in place): one measurement, on every rank."""
+RowKey = tuple[str, str, str, int, int, bool, str]
+"""(op, dtype, reduce op, root, size, in place, group): one measurement, on every rank of its group."""
 
 
 def placement_name(in_place: bool) -> str:
@@ -185,10 +190,18 @@ class SummaryRow:
     """Ranks of the run with no readable record of this row: the figures are over the others."""
     duplicate_ranks: list[int] = field(default_factory=list)
     """Ranks with more than one record of this row (only the first counts)."""
+    group: str = ""
+    """The subgroup measured (collbench isolate), empty for the whole job."""
+    members: list[int] = field(default_factory=list)
+    """The global ranks of that subgroup, empty for the whole job."""
 
     @property
     def key(self) -> RowKey:
-        return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place)
+        return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place, self.group)
+
+    @property
+    def expected_ranks(self) -> list[int]:
+        return self.members or list(range(self.nranks))
 
     @property
     def complete(self) -> bool:
@@ -310,8 +323,10 @@ class _Group:
             page_faults_per_iter=self.page_faults,
             timer=first.timer,
             requested_size=first.requested_size or first.size,
-            missing_ranks=sorted(set(range(first.nranks)) - self.seen),
+            missing_ranks=sorted(set(first.members or range(first.nranks)) - self.seen),
             duplicate_ranks=sorted(self.duplicates),
+            group=first.group,
+            members=list(first.members),
         )
 
 

@@ -31,7 +31,10 @@ from typing import Any
 
 from jobs.rundir import RunDir, read_json, write_json_atomic
 
-MOVED = ("logs", "results", "status", "heartbeat", "env", "fabric", "table.txt", "summary.json", "slurm.json")
+MOVED = (
+    "logs", "results", "status", "heartbeat", "env", "fabric", "isolate",
+    "table.txt", "summary.json", "slurm.json", "isolate.json", "isolate-matrix.csv",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from collectives.results import ResultFormatError
@@ -74,8 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     logs.set_defaults(handler=_cmd_logs)
 
     from jobs.cli_sweeps import add_commands
+    from jobs.isolate.command import add_command
 
     add_commands(commands)
+    add_command(commands)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),
@@ -272,9 +274,18 @@ def _cmd_wait(args: argparse.Namespace) -> int:
     return _wait_and_report(_find(args), args.timeout, args)
 
 
+Render = Callable[[RunOutcome, RunDir, str], int]
+
+
 def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
+    return wait_and_render(run, timeout_s, args, lambda outcome, run, fmt: _print_outcome(outcome, run, fmt))
+
+
+def wait_and_render(run: RunDir, timeout_s: float | None, args: argparse.Namespace, render: Render) -> int:
+    """Wait for the run's job (a live progress line meanwhile), then `render` its outcome; the exit status
+    also says whether the job never starts, is still running, or ended other than COMPLETED."""
     if run.read_meta().get("launcher") != "slurm":
-        return _print_outcome(_finalize(run, args), run, args.format)
+        return render(_finalize(run, args), run, args.format)
     from jobs.launch_slurm import watch_job
     from jobs.live import Live
 
@@ -291,7 +302,7 @@ def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namesp
     if not state.info.final and not waited.ranks_ended:
         print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
-    code = _print_outcome(_finalize(run, args), run, args.format)
+    code = render(_finalize(run, args), run, args.format)
     if state.info.final:
         print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
         return code if state.info.phase == "completed" else EXIT_FAILED
@@ -352,6 +363,10 @@ def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
         print(f"# Run directory: {run.path}")
     for problem in outcome.problems:
         print(f"collbench: FAILED: {problem}", file=sys.stderr)
+    if outcome.config.task == "isolate" and fmt == "table":
+        from jobs.isolate.command import print_verdict
+
+        return max(outcome.exit_code, print_verdict(outcome, run))
     return outcome.exit_code
 
 

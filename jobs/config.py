@@ -14,6 +14,7 @@ from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supporte
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
 from jobs.fabric.settings import FabricSettings
+from jobs.isolate.settings import IsolateSettings
 from jobs.schema import ConfigError, build, to_plain
 from slurm.settings import SlurmSettings
 
@@ -61,6 +62,8 @@ class Faults:
 
 @dataclass(kw_only=True, slots=True)
 class Config:
+    task: Literal["sweep", "isolate"] = "sweep"
+    """What every rank runs: the bench sweep over all ranks, or collbench isolate's rounds of node groups."""
     launcher: Literal["local", "slurm"] = "local"
     """Run the ranks on this machine (local) or as a Slurm job (slurm)."""
     ranks: int | None = None
@@ -81,6 +84,7 @@ class Config:
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
     faults: Faults = field(default_factory=Faults)
     fabric: FabricSettings = field(default_factory=FabricSettings)
+    isolate: IsolateSettings = field(default_factory=IsolateSettings)
 
     @property
     def world_size(self) -> int:
@@ -95,7 +99,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def validate(cfg: Config) -> None:
     """Cross-field checks the types alone cannot express; raises ConfigError on the first problem."""
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
-    problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg)
+    problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
     if problems:
         raise ConfigError(problems[0])
 
@@ -118,6 +122,18 @@ def _world_problems(cfg: Config) -> list[str]:
     return found
 
 
+def _isolate_problems(cfg: Config) -> list[str]:
+    if cfg.task != "isolate":
+        return []
+    if cfg.launcher != "slurm":
+        return [f"task: isolate needs launcher=slurm (it measures nodes against each other); got {cfg.launcher!r}"]
+    found = cfg.isolate.problems(cfg.nodes)
+    if found:
+        return found
+    group_ranks = 2 * cfg.slurm.resolved_tasks_per_node()  # the smallest group: a pair of nodes
+    return _op_problems(cfg, cfg.isolate.bench(cfg.bench), group_ranks, "isolate.op")
+
+
 def _bench_problems(cfg: Config) -> list[str]:
     bench = cfg.bench
     found = []
@@ -127,15 +143,20 @@ def _bench_problems(cfg: Config) -> list[str]:
     found += _iteration_problems(cfg)
     if bench.root != "all" and not 0 <= bench.root < cfg.world_size:
         found.append(f"bench.root: {bench.root} is not a rank of this run; allowed: 0-{cfg.world_size - 1} or all")
+    return found + _op_problems(cfg, bench, cfg.world_size, "bench.ops")
+
+
+def _op_problems(cfg: Config, bench: BenchSettings, nranks: int, key: str) -> list[str]:
+    found = []
     for op in dict.fromkeys(bench.ops):
         layout = LAYOUTS[op]
         try:
             check_supported(cfg.backend, cfg.device, bench.dtype, bench.reduce_op, layout.reduces)
         except ValueError as error:
-            found.append(f"{op} on backend {cfg.backend}: {error}")
-        if cfg.backend == "gloo" and cfg.world_size < layout.gloo_min_ranks:
+            found.append(f"{key}: {op} on backend {cfg.backend}: {error}")
+        if cfg.backend == "gloo" and nranks < layout.gloo_min_ranks:
             found.append(
-                f"{op} on backend gloo needs at least {layout.gloo_min_ranks} ranks; this run has {cfg.world_size}"
+                f"{key}: {op} on backend gloo needs at least {layout.gloo_min_ranks} ranks; this run has {nranks}"
             )
     return found
 

@@ -10,7 +10,7 @@ from collectives.results import SummaryRow, headline_rows
 from jobs.schema import ConfigError
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     try:
         import matplotlib
 
@@ -22,7 +22,7 @@ def _pyplot() -> Any:
 
 
 def plot_busbw(rows: list[SummaryRow], path: Path, title: str) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     lines: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for row in headline_rows(rows).values():  # one line per op, as nccl-tests' first busbw column
         lines[row.op].append((row.size, row.busbw))
@@ -45,7 +45,7 @@ def plot_scaling(per_nodes: dict[int, dict[tuple[str, int], SummaryRow]], path: 
     """busbw against node count, one line per size band, one panel per op."""
     from jobs.scale import band_means
 
-    plt = _pyplot()
+    plt = pyplot()
     means = band_means(per_nodes)
     figure, axes = plt.subplots(1, max(1, len(means)), figsize=(5 * max(1, len(means)), 4), squeeze=False)
     for axis, (op, bands) in zip(axes[0], means.items(), strict=False):

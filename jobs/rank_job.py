@@ -294,7 +294,8 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     try:
         _inject_faults(cfg, placement.rank)
         attempt = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
-        carried = _agreed_carry_over(run, attempt, placement, device)
+        # isolate's rounds follow from each other's figures: an attempt runs them all again
+        carried = 0 if cfg.task == "isolate" else _agreed_carry_over(run, attempt, placement, device)
         ctx = RankContext(
             rank=placement.rank,
             nranks=placement.world_size,
@@ -304,14 +305,19 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         )
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
             writer = _ResultWriter(results, attempt)
-            run_sweep(
-                cfg.bench,
-                ctx,
-                writer.write,
-                corrupt_output=cfg.faults.corrupt_rank == placement.rank,
-                on_progress=heartbeat,
-                skip_first=carried,
-            )
+            if cfg.task == "isolate":
+                from jobs.isolate.job import run_isolate
+
+                run_isolate(cfg, run, placement, device, writer.write, heartbeat)
+            else:
+                run_sweep(
+                    cfg.bench,
+                    ctx,
+                    writer.write,
+                    corrupt_output=cfg.faults.corrupt_rank == placement.rank,
+                    on_progress=heartbeat,
+                    skip_first=carried,
+                )
         dist.barrier()
         if placement.rank == 0:
             # every rank's results are on disk now: the table is there even if nobody waits for the job
@@ -381,6 +387,7 @@ class _ResultWriter:
         self.handle.flush()
         self.rows += 1
         logger.info(
-            f"{result.op} {result.size} B {placement_name(result.in_place)}: "
+            (f"{result.group}: " if result.group else "")
+            + f"{result.op} {result.size} B {placement_name(result.in_place)}: "
             f"{result.time_us:.2f} us, busbw {result.busbw:.3f} GB/s, #wrong {result.wrong}"
         )

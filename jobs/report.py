@@ -125,45 +125,56 @@ def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
         placement = placement_name(row.in_place)
         if row.wrong > 0:
             problems.append(
-                f"{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
+                f"{_where(row)}{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
                 f"{', '.join(map(str, row.wrong_ranks))}"
             )
-        if row.ranks_reporting != world_size or row.missing_ranks:
+        expected = len(row.members) if row.members else world_size
+        if row.ranks_reporting != expected or row.missing_ranks:
             missing = f" (missing: rank(s) {rank_spans(row.missing_ranks)})" if row.missing_ranks else ""
             problems.append(
-                f"{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{world_size} ranks reported{missing}"
+                f"{_where(row)}{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{expected} ranks "
+                f"reported{missing}"
             )
         if row.duplicate_ranks:
             problems.append(
-                f"{row.op} size {row.size} {placement}: rank(s) {rank_spans(row.duplicate_ranks)} reported it "
-                "more than once (only the first counts)"
+                f"{_where(row)}{row.op} size {row.size} {placement}: rank(s) {rank_spans(row.duplicate_ranks)} "
+                "reported it more than once (only the first counts)"
             )
     return problems
 
 
+def _where(row: SummaryRow) -> str:
+    return f"{row.group}: " if row.group else ""
+
+
 def render_tables(outcome: RunOutcome) -> list[str]:
     cfg = outcome.config
+    bench = cfg.isolate.bench(cfg.bench) if cfg.task == "isolate" else cfg.bench
     header = SweepHeader(
-        min_bytes=cfg.bench.min_bytes,
-        max_bytes=cfg.bench.max_bytes,
-        step_factor=cfg.bench.step_factor,
-        warmup_iters=cfg.bench.warmup_iters,
-        iters=cfg.bench.iters,
-        check=cfg.bench.check,
+        min_bytes=bench.min_bytes,
+        max_bytes=bench.max_bytes,
+        step_factor=bench.step_factor,
+        warmup_iters=bench.warmup_iters,
+        iters=bench.iters,
+        check=bench.check,
         backend=cfg.backend,
-        graph_launches=cfg.bench.cuda_graph_launches,
-        average=cfg.bench.average,
-        report_cputime=cfg.bench.report_cputime,
+        graph_launches=bench.cuda_graph_launches,
+        average=bench.average,
+        report_cputime=bench.report_cputime,
     )
     places = [
         RankPlace(rank=s["rank"], host=s["host"], pid=int(s["pid"]), device=s["device"])
         for _, s in sorted(outcome.statuses.items())
     ]
     lines: list[str] = []
-    for op in dict.fromkeys(cfg.bench.ops):
-        op_rows = [r for r in outcome.rows if r.op == op]
-        if op_rows:
-            lines += render_op_table(op, op_rows, header, places)
+    for group in dict.fromkeys(row.group for row in outcome.rows):  # collbench isolate: a table per group
+        rows = [row for row in outcome.rows if row.group == group]
+        members = set(rows[0].expected_ranks) if group else None
+        if group:
+            lines += [f"# ---- {group}", ""]
+        for op in dict.fromkeys(row.op for row in rows):
+            op_rows = [row for row in rows if row.op == op]
+            lines += render_op_table(op, op_rows, header, [p for p in places if members is None or p.rank in members])
             lines.append("")
     if outcome.setup is not None:
         lines += [f"# {outcome.setup.describe(cfg.backend)}", ""]

@@ -3,7 +3,7 @@
 Its layout is a contract that `collbench report`, `status`, `wait` and later tools read:
 
     <output_dir>/<run_id>/
-      run.json                 what ran: run id, launcher, job id, world size, created
+      run.json                 what ran: run id, launcher, job id, world size, nodes, task, created
       config.yaml              the fully resolved config
       logs/rank-00000.log      one loguru log per rank (every line tagged rank/local/host)
       logs/nccl-rank-00000.log NCCL's own debug output per rank, when NCCL_DEBUG is set
@@ -17,6 +17,11 @@ Its layout is a contract that `collbench report`, `status`, `wait` and later too
       submitit/                submitit's pickles and each task's stdout/stderr
       table.txt                the rendered nccl-tests tables (written when the run ends)
       summary.json             every aggregated row and the verdict (written when the run ends)
+    and for collbench isolate (task=isolate), whose results lines carry their round and group:
+      isolate/plan.json        mode, the nodes in the job's order and each node's ranks (rank 0, at the start)
+      isolate/rounds.jsonl     one line per round finished: its groups, their busbw, how long it took
+      isolate.json             the verdict: level, every node's figures, bad nodes and links, the matrix
+      isolate-matrix.csv       the node x node busbw matrix (written with isolate.json by wait/report)
 """
 
 from __future__ import annotations
@@ -107,6 +112,26 @@ class RunDir:
     def port_snapshot(self, host: str, when: str) -> Path:
         """The kernel's view of a node's RDMA ports and interfaces, at the start or the end of the job."""
         return self.fabric_dir / f"ports-{host}-{when}.json"
+
+    @property
+    def isolate_dir(self) -> Path:
+        return self.path / "isolate"
+
+    @property
+    def isolate_plan(self) -> Path:
+        return self.isolate_dir / "plan.json"
+
+    @property
+    def isolate_rounds(self) -> Path:
+        return self.isolate_dir / "rounds.jsonl"
+
+    @property
+    def isolate_verdict(self) -> Path:
+        return self.path / "isolate.json"
+
+    @property
+    def isolate_matrix(self) -> Path:
+        return self.path / "isolate-matrix.csv"
 
     def nccl_debug_log(self, rank: int) -> Path:
         """Where NCCL_DEBUG_FILE points for this rank when NCCL debugging is on."""

@@ -29,7 +29,7 @@ def new_run(cfg: Config, public: dict[str, Any]) -> RunDir:
     """A new run directory holding `public` (public_config(cfg)) as its config.yaml."""
     run = RunDir.create(cfg.output_dir, cfg.launcher)
     run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(public)), encoding="utf-8")
-    run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes)
+    run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes, task=cfg.task)
     return run
 
 

@@ -52,12 +52,17 @@ def workdir(tmp_path: Path) -> Path:
 
 CLUSTER_DIR = REPO / "tests" / "cluster"
 CLUSTER_LAB = Path("/tmp/collbench-slurm")
+CLUSTER_NODES = 6
+"""tests/cluster/up.sh's default NNODES: partition debug is n[1-3], partition wide n[1-6]."""
 
 
 @dataclass(frozen=True)
 class SlurmCluster:
     slurm_conf: Path
     nodes: tuple[str, ...]
+    """The default partition (debug): what most tests submit to."""
+    wide_nodes: tuple[str, ...] = ()
+    """Partition `wide`, every node of the cluster: what collbench isolate's tests submit to."""
 
     def env(self) -> dict[str, str]:
         import os
@@ -97,7 +102,12 @@ def slurm_cluster() -> Any:
             pytest.fail(f"Slurm tests must run in CI, but: {reason}")
         pytest.skip(reason)
     was_up = _cluster_is_up()
-    subprocess.run([str(CLUSTER_DIR / "up.sh")], check=True, env={**os.environ, "LAB": str(CLUSTER_LAB)})
-    yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"))
+    subprocess.run(
+        [str(CLUSTER_DIR / "up.sh")],
+        check=True,
+        env={**os.environ, "LAB": str(CLUSTER_LAB), "NNODES": str(CLUSTER_NODES)},
+    )
+    wide = tuple(f"n{i}" for i in range(1, CLUSTER_NODES + 1))
+    yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"), wide_nodes=wide)
     if not was_up:
         subprocess.run([str(CLUSTER_DIR / "down.sh")], check=False, env={**os.environ, "LAB": str(CLUSTER_LAB)})

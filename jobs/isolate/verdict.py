@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
+from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
 from slurm.hostlist import collect_hostlist
 
@@ -57,6 +58,8 @@ class Verdict:
     bad_links: list[BadLink] = field(default_factory=list)
     matrix: dict[Group, float] = field(default_factory=dict)
     """busbw of every pair measured, (low, high) node index -> GB/s (the last figure if measured twice)."""
+    notes: list[str] = field(default_factory=list)
+    """What the search could not settle (bisect: faults across halves, suspects with no healthy partner)."""
 
     @property
     def found(self) -> bool:
@@ -67,13 +70,67 @@ def judge(measured: Iterable[Measured], tolerance: float = DEFAULT_TOLERANCE, ex
     records = list(measured)
     if not records:
         raise ValueError("no measurement to judge")
+    by_node = _by_node(records)
+    level = expected_busbw or median(median(r.busbw for r in mine) for mine in by_node.values())
+    nodes = _node_figures(by_node, level, tolerance)
+    bad = [figures for figures in nodes if figures.slow * 2 > figures.measurements]
+    bad_ids = {figures.node for figures in bad}
+    matrix = _matrix(records)
+    links = [
+        BadLink(pair, busbw, busbw / level if level else 0.0)
+        for pair, busbw in sorted(matrix.items())
+        if busbw < level * (1 - tolerance) and not bad_ids & set(pair)
+    ]
+    return Verdict(level, _spread(records), tolerance, nodes, bad, links, matrix)
+
+
+def bisect_verdict(search: Bisect, measured: Sequence[Measured], hosts: Sequence[str]) -> Verdict:
+    """What the bisection concluded, with every node's figures over the groups it was in: the search's own
+    findings decide (in bisect a healthy node shares its short half with the bad one, so most of its
+    measurements can be slow)."""
+    records = list(measured)
+    if not records:
+        raise ValueError("no measurement to judge")
+    level = search.level()
+    by_node = _by_node(records)
+    nodes = _node_figures(by_node, level, search.tolerance)
+    matrix = _matrix(records)
+    links = [BadLink(pair, matrix[pair], matrix[pair] / level if level else 0.0) for pair in sorted(search.bad_links)]
+    notes = [
+        f"{_names(hosts, a)} and {_names(hosts, b)}: healthy each as a half, short together (a switch or routing); "
+        "measured pair by pair across them"
+        for a, b in search.cross_faults
+    ]
+    if search.unresolved:
+        notes.append(f"{_names(hosts, search.unresolved)}: suspects with no healthy node left to pair with")
+    bad = [figures for figures in nodes if figures.node in search.bad_nodes]
+    return Verdict(level, _spread(records), search.tolerance, nodes, bad, links, matrix, notes)
+
+
+def _names(hosts: Sequence[str], nodes: Iterable[int]) -> str:
+    return collect_hostlist(hosts[node] for node in sorted(nodes))
+
+
+def _by_node(records: Sequence[Measured]) -> dict[int, list[Measured]]:
     by_node: dict[int, list[Measured]] = defaultdict(list)
     for record in records:
         for node in record.nodes:
             by_node[node].append(record)
-    level = expected_busbw or median(median(r.busbw for r in mine) for mine in by_node.values())
+    return by_node
+
+
+def _matrix(records: Sequence[Measured]) -> dict[Group, float]:
+    return {r.nodes: r.busbw for r in records if len(r.nodes) == 2}
+
+
+def _spread(records: Sequence[Measured]) -> float:
+    middle = median(r.busbw for r in records)
+    return median(abs(r.busbw - middle) for r in records)
+
+
+def _node_figures(by_node: dict[int, list[Measured]], level: float, tolerance: float) -> list[NodeFigures]:
     threshold = level * (1 - tolerance)
-    nodes = [
+    return [
         NodeFigures(
             node=node,
             measurements=len(mine),
@@ -83,29 +140,23 @@ def judge(measured: Iterable[Measured], tolerance: float = DEFAULT_TOLERANCE, ex
         )
         for node, mine in sorted(by_node.items())
     ]
-    bad = [figures for figures in nodes if figures.slow * 2 > figures.measurements]
-    bad_ids = {figures.node for figures in bad}
-    matrix: dict[Group, float] = {r.nodes: r.busbw for r in records if len(r.nodes) == 2}
-    links = [
-        BadLink(pair, busbw, busbw / level if level else 0.0)
-        for pair, busbw in sorted(matrix.items())
-        if busbw < threshold and not bad_ids & set(pair)
-    ]
-    spread = median(abs(r.busbw - median(x.busbw for x in records)) for r in records)
-    return Verdict(level, spread, tolerance, nodes, bad, links, matrix)
 
 
-def exclude_override(hosts: Sequence[str], verdict: Verdict) -> str:
-    """The override that leaves the bad nodes out of the next job, ready to paste."""
-    names = [hosts[figures.node] for figures in verdict.bad_nodes]
-    return f"slurm.exclude={collect_hostlist(names)}" if names else ""
+def exclude_override(hosts: Sequence[str], verdict: Verdict, stopped: Sequence[str] = ()) -> str:
+    """The override that leaves the bad nodes (and those that stopped answering) out of the next job."""
+    names = [hosts[figures.node] for figures in verdict.bad_nodes] + list(stopped)
+    return f"slurm.exclude={collect_hostlist(sorted(set(names)))}" if names else ""
 
 
-def drain_command(hosts: Sequence[str], verdict: Verdict, run_id: str) -> str:
+def drain_command(hosts: Sequence[str], verdict: Verdict | None, run_id: str, stopped: Sequence[str] = ()) -> str:
     """The line an admin would run to drain the bad nodes: printed for them, never run by collbench."""
-    if not verdict.bad_nodes:
+    bad = verdict.bad_nodes if verdict else []
+    names = sorted({hosts[figures.node] for figures in bad} | set(stopped))
+    if not names:
         return ""
-    names = collect_hostlist(hosts[figures.node] for figures in verdict.bad_nodes)
-    worst = min(verdict.bad_nodes, key=lambda figures: figures.ratio)
-    reason = f"collbench isolate {run_id}: busbw {worst.ratio:.2f} of healthy {verdict.level:.1f} GB/s"
-    return f'scontrol update NodeName={names} State=DRAIN Reason="{reason}"'
+    if bad and verdict is not None:
+        worst = min(bad, key=lambda figures: figures.ratio)
+        reason = f"collbench isolate {run_id}: busbw {worst.ratio:.2f} of healthy {verdict.level:.3g} GB/s"
+    else:
+        reason = f"collbench isolate {run_id}: stopped answering during the test"
+    return f'scontrol update NodeName={collect_hostlist(names)} State=DRAIN Reason="{reason}"'

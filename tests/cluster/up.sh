@@ -1,16 +1,18 @@
 #!/bin/bash
 # Stand up collbench's test Slurm cluster on this one machine (Debian 12, root):
 #   controller: munged, mariadbd + slurmdbd, slurmctld in the root network namespace, on bridge cbbr0 (10.78.0.1)
-#   nodes n1..nN: one slurmd each in its own network namespace (cbnodeI, eth0 = 10.78.0.1I), with its own
+#   nodes n1..nN (N=NNODES, default 6): one slurmd each in its own network namespace (cbnodeI, eth0 = 10.78.0.1I), with its own
 #   hostname (UTS namespace) and its own /etc/hosts (bind-mounted in a private mount namespace).
 # Everything lives under $LAB; nothing under /etc is changed (apt aside). Idempotent: what is up stays up.
 #
-# usage: [LAB=/tmp/collbench-slurm] [NNODES=3] [INSTALL=1] tests/cluster/up.sh
+# Partitions: debug = n[1-3] (the default, what most tests count on), wide = n[1-N] (collbench isolate).
+# usage: [LAB=/tmp/collbench-slurm] [NNODES=6] [INSTALL=1] tests/cluster/up.sh
 # then:  export SLURM_CONF=$LAB/etc/slurm.conf   (every client command needs it)
 # Adapted from the worked recipe in shared/slurm-lab (RECIPE.md): same layout, own names, ports and subnet.
 set -euo pipefail
 LAB=${LAB:-/tmp/collbench-slurm}
-NNODES=${NNODES:-3}
+NNODES=${NNODES:-6}
+[ "$NNODES" -ge 3 ] || { echo "NNODES=$NNODES: the test cluster needs at least 3 nodes" >&2; exit 2; }
 INSTALL=${INSTALL:-1}
 BR=cbbr0
 NET=10.78.0
@@ -120,8 +122,17 @@ CONF
 for i in $(seq 1 "$NNODES"); do
   echo "NodeName=n$i NodeHostname=n$i NodeAddr=$NET.1$i CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN"
 done
-echo "PartitionName=debug Nodes=n[1-$NNODES] Default=YES MaxTime=INFINITE State=UP"
+echo "PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP"
+echo "PartitionName=wide Nodes=n[1-$NNODES] Default=NO MaxTime=INFINITE State=UP"
 } > "$LAB/etc/slurm.conf.new"
+if [ -f "$LAB/etc/slurm.conf" ] && ! cmp -s "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"; then
+  # nodes or partitions changed under a running cluster: Slurm 22.05 takes new nodes only on a restart
+  for f in "$LAB"/run/slurmd-*.pid "$LAB/run/slurmctld.pid"; do
+    alive "$f" && { kill -TERM "$(cat "$f")"; for _ in $(seq 1 100); do alive "$f" || break; sleep 0.1; done; }
+    rm -f "$f"
+  done
+  say "slurm.conf changed: controller and nodes restarted"
+fi
 mv "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"
 # the nodes' /etc/hosts; the ::ffff: lines stop torch's dual-stack TCPStore from asking DNS
 {
@@ -211,5 +222,5 @@ for i in $(seq 1 "$NNODES"); do
     sh -c "hostname n$i && mount --bind $LAB/etc/hosts /etc/hosts && exec slurmd -f $SLURM_CONF -N n$i"
 done
 # ready = every node answers (idle, or already running jobs when the cluster was up before)
-waitfor 60 bash -c "[ \"\$(sinfo -h -N -o '%t' | grep -cE '^(idle|alloc|mix|comp)')\" -ge $NNODES ]"
-say "cluster ready: $(sinfo -h -N -o '%N=%t' | xargs)"
+waitfor 60 bash -c "[ \"\$(sinfo -h -N -p wide -o '%t' | grep -cE '^(idle|alloc|mix|comp)')\" -ge $NNODES ]"
+say "cluster ready: $(sinfo -h -N -p wide -o '%N=%t' | xargs)"

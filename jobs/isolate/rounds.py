@@ -1,0 +1,116 @@
+"""The rounds of one isolate run, driven by their figures: live inside the job, replayed from the results
+afterwards. Both go through `Rounds`, so the verdict sees exactly the rounds the job ran (bisect decides
+each round from the figures of the ones before). Plain data: no torch, no Slurm.
+
+A group's figure is the best busbw over its sizes, from the row every rank of the group reported (the
+plateau: a degraded link is slow at every size, a healthy one reaches its bandwidth at the largest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from collectives.results import SummaryRow
+from jobs.isolate.bisect import Bisect
+from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
+from jobs.isolate.settings import IsolateSettings
+from jobs.isolate.verdict import Measured
+from slurm.hostlist import collect_hostlist
+
+
+class Planner(Protocol):
+    def next_round(self) -> Round | None: ...
+
+    def record(self, group: Group, busbw: float) -> None: ...
+
+
+@dataclass(slots=True)
+class FixedPlan:
+    """pairs and random: every round known in advance, whatever the figures."""
+
+    plan: list[Round]
+    handed_out: int = 0
+
+    def next_round(self) -> Round | None:
+        if self.handed_out == len(self.plan):
+            return None
+        self.handed_out += 1
+        return self.plan[self.handed_out - 1]
+
+    def record(self, group: Group, busbw: float) -> None:
+        return None
+
+
+def planner_for(settings: IsolateSettings, n: int) -> Planner:
+    mode = settings.resolved_mode(n)
+    if mode == "bisect":
+        return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
+    if mode == "random":
+        return FixedPlan(random_plan(n, settings.rounds, settings.seed))
+    return FixedPlan(pairs_plan(n))
+
+
+def group_label(round_no: int, hosts: Sequence[str], group: Group) -> str:
+    return f"round {round_no}: {collect_hostlist(hosts[node] for node in group)}"
+
+
+def group_figures(rows: Iterable[SummaryRow]) -> dict[str, float]:
+    """label -> the group's best busbw over the rows every member reported."""
+    figures: dict[str, float] = {}
+    for row in rows:
+        if row.group and row.complete:
+            figures[row.group] = max(figures.get(row.group, 0.0), row.busbw)
+    return figures
+
+
+@dataclass(slots=True)
+class Rounds:
+    settings: IsolateSettings
+    hosts: list[str]
+    """Node index -> host, in the job's node order."""
+    planner: Planner = field(init=False)
+    measured: list[Measured] = field(default_factory=list)
+    current: Round | None = None
+    round_no: int = 0
+    unfinished: list[Group] = field(default_factory=list)
+    """Groups of the last round handed out that have no figure: the run stopped there."""
+
+    def __post_init__(self) -> None:
+        self.planner = planner_for(self.settings, len(self.hosts))
+
+    @property
+    def mode(self) -> str:
+        return self.settings.resolved_mode(len(self.hosts))
+
+    def start(self) -> Round | None:
+        """The next round's groups, or None when the plan is done."""
+        self.current = self.planner.next_round()
+        if self.current is not None:
+            self.round_no += 1
+        return self.current
+
+    def label(self, group: Group) -> str:
+        return group_label(self.round_no, self.hosts, group)
+
+    def finish(self, figures: Mapping[str, float]) -> bool:
+        """Record the current round's figures; False (and nothing recorded) when a group has none."""
+        assert self.current is not None
+        missing = [group for group in self.current if self.label(group) not in figures]
+        if missing:
+            self.unfinished = missing
+            return False
+        for group in self.current:
+            busbw = figures[self.label(group)]
+            self.measured.append(Measured(self.round_no, group, busbw))
+            self.planner.record(group, busbw)
+        return True
+
+
+def replay(settings: IsolateSettings, hosts: list[str], figures: Mapping[str, float]) -> Rounds:
+    """The rounds the job ran, from the figures its results hold, up to the first round left unfinished."""
+    rounds = Rounds(settings, hosts)
+    while rounds.start() is not None and rounds.finish(figures):
+        pass
+    return rounds
