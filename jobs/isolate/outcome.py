@@ -108,9 +108,12 @@ def _round_seconds(run: RunDir) -> list[float]:
 def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
     rounds = iso.rounds
     took = f", {sum(iso.seconds):.1f} s of rounds" if iso.seconds else ""
+    finished = rounds.round_no - 1 if rounds.unfinished else rounds.round_no
+    if any(m.round == rounds.round_no for m in rounds.measured) and rounds.unfinished:
+        took = f" (round {rounds.round_no} in part){took}"
     out = [
         f"# collbench isolate {iso.run_id}: mode {rounds.mode}, {len(iso.hosts)} nodes, "
-        f"{len({m.round for m in rounds.measured})} round(s) measured{took}",
+        f"{finished} round(s) measured{took}",
         f"# each group runs {op} at {', '.join(map(_size, sizes))}; its figure is the best busbw (GB/s)",
     ]
     verdict = iso.verdict
@@ -254,7 +257,7 @@ def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
             "tolerance": verdict.tolerance,
             "nodes": [{"host": hosts[f.node], **asdict(f)} for f in verdict.nodes],
             "bad_nodes": [hosts[f.node] for f in verdict.bad_nodes],
-            "bad_links": [{"nodes": [hosts[n] for n in link.nodes], **asdict(link)} for link in verdict.bad_links],
+            "bad_links": [{**asdict(link), "nodes": [hosts[n] for n in link.nodes]} for link in verdict.bad_links],
             "notes": verdict.notes,
             "matrix": [[hosts[a], hosts[b], busbw] for (a, b), busbw in sorted(verdict.matrix.items())],
         }

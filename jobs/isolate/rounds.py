@@ -95,16 +95,16 @@ class Rounds:
         return group_label(self.round_no, self.hosts, group)
 
     def finish(self, figures: Mapping[str, float]) -> bool:
-        """Record the current round's figures; False (and nothing recorded) when a group has none."""
+        """Record the current round's figures; False when a group has none. The groups of an unfinished
+        round that did finish are kept as measurements, but the planner never sees a partial round."""
         assert self.current is not None
-        missing = [group for group in self.current if self.label(group) not in figures]
-        if missing:
-            self.unfinished = missing
+        done = [group for group in self.current if self.label(group) in figures]
+        self.measured.extend(Measured(self.round_no, group, figures[self.label(group)]) for group in done)
+        self.unfinished = [group for group in self.current if self.label(group) not in figures]
+        if self.unfinished:
             return False
-        for group in self.current:
-            busbw = figures[self.label(group)]
-            self.measured.append(Measured(self.round_no, group, busbw))
-            self.planner.record(group, busbw)
+        for group in done:
+            self.planner.record(group, figures[self.label(group)])
         return True
 
 
