@@ -1,3 +1,3 @@
-"""`collbench isolate`: which node or link slows the cluster. So far the planner (plan, bisect) and the
-verdict, as plain data and pure functions, and (in collectives/) an op's sweep over a subgroup; the job
-that runs the rounds and the command come next."""
+"""`collbench isolate`: which node or which link slows the cluster. Rounds of disjoint node groups measured
+at once in one Slurm job; the planner (`plan`, `bisect`, `rounds`) and the verdict (`verdict`, `outcome`)
+are plain data and pure functions; `job` runs the rounds on every rank, `command` is the CLI."""
