@@ -14,7 +14,7 @@ from jobs.live import Live, Snapshot
 from jobs.postmortem import JobFacts, Postmortem, examine, rank_spans
 from jobs.progress import read_progress
 from jobs.rank_job import RankJob
-from jobs.report import read_statuses
+from jobs.report import load_run_config, read_statuses
 from jobs.rundir import RunDir
 from slurm import submission
 from slurm.evidence import nodes_of
@@ -81,6 +81,7 @@ def watch_job(run: RunDir, timeout_s: float | None = None, live: Live | None = N
     saying on `live` how it goes and at once when Slurm marks one of its nodes down."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     world = int(run.read_meta().get("world_size", 0))
+    may_requeue = _may_requeue(run)
     watcher = NodeWatch(run, live)
     seen_state, since = "", time.monotonic()
     while True:
@@ -91,7 +92,7 @@ def watch_job(run: RunDir, timeout_s: float | None = None, live: Live | None = N
         statuses = read_statuses(run)
         watcher.check(state, statuses)
         postmortem = examine(run, statuses, world)
-        ended = postmortem.ended()
+        ended = postmortem.ended() and not awaiting_next_attempt(state.info, postmortem, may_requeue)
         if state.info.final or ended or (deadline is not None and started >= deadline):
             if ended and not state.info.final:
                 state = _settled_state(run, state)
@@ -101,6 +102,23 @@ def watch_job(run: RunDir, timeout_s: float | None = None, live: Live | None = N
             hosts = {rank: str(s.get("host", "?")) for rank, s in statuses.items()}
             live.update(Snapshot(state.job_id, state.slurm_state, since, read_progress(run, world, hosts)))
         time.sleep(max(POLL_S, 2 * (time.monotonic() - started)))  # a poll of 4096 ranks' files takes time
+
+
+def awaiting_next_attempt(info: StateInfo, postmortem: Postmortem, may_requeue: bool) -> bool:
+    """The ranks' ends on file are an attempt's, not the job's: the job is queued again (the files stay
+    until the next attempt files them away), or a rank was stopped by a signal in a job Slurm may requeue
+    while Slurm still shows it running. Wait for Slurm to say which (REQUEUED, CANCELLED, ...)."""
+    if info.phase == "pending":
+        return True
+    stopped = any(end.kind == "stopped" for end in postmortem.ends.values())
+    return may_requeue and stopped and info.phase == "running"
+
+
+def _may_requeue(run: RunDir) -> bool:
+    try:
+        return load_run_config(run).slurm.requeue
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def _settled_state(run: RunDir, state: JobState, grace_s: float = SETTLE_S) -> JobState:

@@ -123,8 +123,8 @@ def test_a_killed_rank_is_the_one_blamed_and_status_shows_it_dead(healthy: Slurm
 def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     healthy: SlurmCluster, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a collective timeout longer than Slurm's (SlurmdTimeout=60 s marks a silent node within ~45 s)
-    job_id, run = submit(healthy, workdir, "nodes=3", "slurm.tasks_per_node=1", "timeouts.collective_s=60", *LONG)
+    # a collective timeout longer than Slurm's (SlurmdTimeout=30 s marks a silent node within ~25 s)
+    job_id, run = submit(healthy, workdir, "nodes=3", "slurm.tasks_per_node=1", "timeouts.collective_s=40", *LONG)
     until(lambda: running_with_progress(run, 3), 120, "every rank to measure")
     lost = statuses(run)[1]["host"]
     subprocess.run(["ip", "-n", f"cbnode{lost.removeprefix('n')}", "link", "set", "eth0", "down"], check=True)
@@ -134,7 +134,7 @@ def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     result = wait(healthy, workdir, job_id, timeout=150)
     took = time.monotonic() - cut
     assert result.returncode == 1
-    assert took < 60 + 15, f"wait reported {took:.0f} s after the node was lost (collective timeout 60 s)"
+    assert took < 40 + 15, f"wait reported {took:.0f} s after the node was lost (collective timeout 40 s)"
     assert re.search(rf"^collbench: Slurm marks node {lost} \S+ and not responding.*: rank\(s\) 1 ran there$",
                      result.stderr, re.M), result.stderr  # fmt: skip
     failed = [line for line in result.stderr.splitlines() if line.startswith("collbench: FAILED: ")]
