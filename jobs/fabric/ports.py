@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jobs.rundir import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir, write_json_atomic
 
 ERROR_COUNTERS = (
     "symbol_error",

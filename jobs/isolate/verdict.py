@@ -15,13 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
+from jobs.config.isolate import DEFAULT_TOLERANCE
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
 from slurm.hostlist import collect_hostlist
-
-DEFAULT_TOLERANCE = 0.15
-"""Slow means more than 15% under the healthy level: above run-to-run noise of a healthy IB pair (a few
-percent), below what one degraded link or a port trained to half rate costs (50%)."""
 
 
 @dataclass(frozen=True, slots=True)

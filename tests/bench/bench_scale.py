@@ -21,8 +21,8 @@ from pathlib import Path
 
 from collectives.layout import LAYOUTS
 from collectives.results import RankResult
-from jobs.config import load_config, to_yaml
-from jobs.rundir import RunDir
+from jobs.config.model import load_config, to_yaml
+from jobs.rundir.layout import RunDir
 
 
 def build_run(root: Path, ranks: int, sizes: int, log_lines: int) -> RunDir:

@@ -31,7 +31,7 @@ from collectives.plan import Step
 from collectives.settings import BenchSettings, TimerName, parse_size_list
 from collectives.sweep import Buffers, Measurement, RankContext, _time
 from collectives.timing import resolve_timer
-from jobs.launch_local import free_port
+from jobs.launchers.local import free_port
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter")
 SIZES = "1K,4K,64K,1M,4M,16M"

@@ -16,7 +16,7 @@ from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from collectives.settings import BenchSettings
 from collectives.sweep import RankContext, run_sweep
-from jobs.launch_local import free_port
+from jobs.launchers.local import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from collectives.timing import Timing, resolve_timer, time_iterations, warm_up
-from jobs.launch_local import free_port
+from jobs.launchers.local import free_port
 
 pytestmark = pytest.mark.integration
 

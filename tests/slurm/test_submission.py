@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cli import main
-from jobs.config import load_config
-from jobs.launch_slurm import slurm_request
+from jobs.cli.main import main
+from jobs.config.model import load_config
+from jobs.launchers.slurm import slurm_request
 from slurm.submission import build_request
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -19,7 +19,7 @@ def test_ib_h100_example_renders_the_golden_sbatch_script() -> None:
     script = slurm_request(cfg, FOLDER.parent, PYTHON).script()
     assert script == (GOLDEN / "ib-h100.sbatch").read_text()
     assert "#SBATCH --no-requeue" in script, "one attempt unless slurm.requeue=true"
-    assert script.index("-m jobs.attempts /shared/collbench/runs/RUN") < script.index("module load cuda")
+    assert script.index("-m jobs.rundir.attempts /shared/collbench/runs/RUN") < script.index("module load cuda")
 
 
 def test_requeue_is_asked_for_only_when_the_config_allows_it() -> None:

@@ -1,0 +1,5 @@
+import sys
+
+from jobs.cli.main import main
+
+sys.exit(main())

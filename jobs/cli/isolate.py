@@ -1,0 +1,154 @@
+"""The `collbench isolate` command: submit the rounds as one Slurm job, wait for it, report its verdict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jobs.config.model import Config, ConfigError, load_config
+from jobs.inspect.isolate import IsolateOutcome, assess_isolate, lines, plot_matrix, to_plain, write_isolate
+from jobs.inspect.report import RunOutcome, finalize
+from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
+from jobs.launchers.live import PLAIN_EVERY_S
+from jobs.launchers.runs import check_cluster_can_run, require_slurm, submit_new_run
+from jobs.rundir.layout import RunDir, find_run
+from slurm.hostlist import collect_hostlist, expand_hostlist
+
+ACTIONS = ("wait", "report")
+PLAN_ROUNDS_SHOWN = 64
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    isolate = commands.add_parser(
+        "isolate",
+        help="find the node or link that slows the cluster: rounds of node groups in one Slurm job "
+        "(isolate nodes=N ...); or: isolate wait|report JOB_OR_RUN",
+        description="Exit status: 0 nothing found, 1 a bad node or link found (or the job failed), "
+        "2 bad input, 3 Slurm unavailable.",
+    )
+    isolate.add_argument("words", nargs="*", metavar="KEY=VALUE | wait|report JOB_OR_RUN")
+    isolate.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
+    isolate.add_argument("--dry-run", action="store_true", help="print the sbatch script and the plan; submit nothing")
+    isolate.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+    isolate.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
+    isolate.add_argument(
+        "--progress-every",
+        type=float,
+        default=PLAIN_EVERY_S,
+        metavar="S",
+        help=f"wait, without a terminal: a progress line every S seconds (default {PLAIN_EVERY_S:g})",
+    )
+    isolate.add_argument("--format", choices=("table", "json"), default="table", help="wait/report: what to print")
+    isolate.add_argument("--plot", metavar="FILE.png", help="wait/report: the busbw matrix as a heatmap (matplotlib)")
+    isolate.set_defaults(handler=cmd_isolate, min_busbw=None, busbw_sizes=(0, None))
+
+
+def cmd_isolate(args: argparse.Namespace) -> int:
+    if args.words and args.words[0] in ACTIONS:
+        if len(args.words) != 2:
+            raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
+        run = find_run(args.words[1], args.output_dir)
+        if run.read_meta().get("task", "sweep") != "isolate":
+            raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
+        return _wait(run, args) if args.words[0] == "wait" else _report(run, args)
+    return _submit(args)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    loose = [word for word in args.words if "=" not in word]
+    if loose:
+        raise ConfigError(f"isolate: {loose[0]!r} is not KEY=VALUE nor one of {', '.join(ACTIONS)}")
+    cfg = load_config(args.config, [*args.words, "task=isolate"])
+    require_slurm(cfg)
+    if args.dry_run:
+        from jobs.launchers.slurm import dry_run_script
+
+        print(dry_run_script(cfg), end="")
+        print("\n".join(plan_lines(cfg)))
+        return 0
+    from slurm.submission import check_available
+
+    check_available()
+    check_cluster_can_run(cfg)
+    run, job_id = submit_new_run(cfg)
+    print(f"job {job_id}")
+    print(f"run directory {run.path}", flush=True)
+    print(f"collbench: then: collbench isolate wait {job_id}", file=sys.stderr)
+    return 0
+
+
+def plan_lines(cfg: Config) -> list[str]:
+    """The plan as the dry run prints it; node names where slurm.nodelist fixes them."""
+    n = cfg.nodes
+    listed = expand_hostlist(cfg.slurm.nodelist) if cfg.slurm.nodelist else []
+    names = listed if len(listed) == n else [f"node{i}" for i in range(n)]
+    mode = cfg.isolate.resolved_mode(n)
+    head = f"# isolate plan: mode {mode}, {n} nodes, {cfg.isolate.op} at {len(cfg.isolate.sizes)} size(s)"
+    if mode == "bisect":
+        a, b = halves(tuple(range(n)))
+        return [
+            f"{head}; adaptive: round 1 measures {_names(names, range(n))}, round 2 {_names(names, a)} and "
+            f"{_names(names, b)} at once, then every short half again, down to single suspects measured against "
+            "healthy nodes (each round follows from the figures of the last)"
+        ]
+    plan = pairs_plan(n) if mode == "pairs" else random_plan(n, cfg.isolate.rounds, cfg.isolate.seed)
+    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s)"]
+    for number, groups in enumerate(plan[:PLAN_ROUNDS_SHOWN], start=1):
+        out.append(f"# round {number}: " + " ".join("+".join(names[node] for node in group) for group in groups))
+    if len(plan) > PLAN_ROUNDS_SHOWN:
+        out.append(f"# ... and {len(plan) - PLAN_ROUNDS_SHOWN} more round(s)")
+    return out
+
+
+def _names(names: list[str], nodes: object) -> str:
+    return collect_hostlist(names[node] for node in nodes)  # type: ignore[attr-defined]
+
+
+def _wait(run: RunDir, args: argparse.Namespace) -> int:
+    from jobs.cli.main import wait_and_render
+
+    return wait_and_render(run, args.timeout, args, lambda outcome, run, fmt: _render(outcome, run, args))
+
+
+def _report(run: RunDir, args: argparse.Namespace) -> int:
+    if run.read_meta().get("launcher") == "slurm":
+        from jobs.launchers.slurm import refresh_facts
+
+        refresh_facts(run)
+    return _render(finalize(run), run, args)
+
+
+def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
+    iso = _assess(outcome, run)
+    if args.format == "json":
+        import json
+
+        print(json.dumps(to_plain(iso), indent=1))
+    else:
+        _print(iso, outcome, run)
+    for problem in outcome.problems:
+        print(f"collbench: FAILED: {problem}", file=sys.stderr)
+    if args.plot:
+        plot_matrix(iso, Path(args.plot))
+        print(f"collbench: plot written to {args.plot}", file=sys.stderr)
+    return max(iso.exit_code, outcome.exit_code)
+
+
+def print_verdict(outcome: RunOutcome, run: RunDir) -> int:
+    """Under `collbench wait/report` of an isolate run: the verdict after the tables."""
+    iso = _assess(outcome, run)
+    _print(iso, outcome, run)
+    return iso.exit_code
+
+
+def _assess(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
+    iso = assess_isolate(run, outcome)
+    write_isolate(run, iso)
+    return iso
+
+
+def _print(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
+    cfg = outcome.config
+    print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))
+    print(f"# Run directory: {run.path} (isolate.json, isolate-matrix.csv)", flush=True)

@@ -1,0 +1,381 @@
+"""The `collbench` command: run, submit, status, wait, cancel, report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from collectives.results import ResultFormatError
+from jobs.config.model import Config, ConfigError, load_config, to_yaml
+from jobs.inspect.report import RunOutcome, Thresholds, finalize, read_statuses
+from jobs.launchers.live import PLAIN_EVERY_S
+from jobs.launchers.runs import (
+    check_cluster_can_run,
+    check_output_dir,
+    new_run,
+    public_config,
+    require_slurm,
+    submit_new_run,
+)
+from jobs.rundir.layout import RunDir, find_run
+from slurm.submission import SlurmUnavailable, SubmissionFailed
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    # overrides may sit on either side of options: `run ranks=4 --format json bench.iters=5`
+    loose = "overrides" if hasattr(args, "overrides") else "words" if hasattr(args, "words") else None
+    if extra and loose and all("=" in token and not token.startswith("-") for token in extra):
+        setattr(args, loose, getattr(args, loose) + extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return int(args.handler(args))
+    except (ConfigError, FileNotFoundError, ResultFormatError, SubmissionFailed) as error:
+        print(f"collbench: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except SlurmUnavailable as error:
+        print(f"collbench: error: {error}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except KeyboardInterrupt:
+        print("collbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `collbench logs ... | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="collbench",
+        description="Collective-communication benchmarks (nccl-tests style) over torch.distributed, "
+        "locally or as Slurm jobs. Exit status: 0 passed, 1 failed or #wrong > 0, 2 bad input, "
+        "3 Slurm unavailable.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
+    _add_config_args(run, "print the resolved config; launch nothing")
+    _add_output_args(run)
+    run.set_defaults(handler=_cmd_run)
+
+    submit = commands.add_parser("submit", help="submit the sweep as a Slurm job and return at once")
+    _add_config_args(submit, "print the exact sbatch script; submit nothing")
+    submit.set_defaults(handler=_cmd_submit)
+
+    logs = commands.add_parser("logs", help="every rank's log merged in time order, filtered")
+    logs.add_argument("run", metavar="JOB_OR_RUN", help="Slurm job id, run id, or run directory")
+    logs.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+    logs.add_argument("--rank", metavar="SPEC", help="only these ranks: 3, 0-7 or 0-7,12")
+    logs.add_argument("--host", help="only ranks on this host")
+    logs.add_argument("--level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="this level and above")
+    logs.add_argument("--grep", metavar="REGEX", help="only lines matching this regular expression")
+    logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
+    logs.set_defaults(handler=_cmd_logs)
+
+    from jobs.cli.isolate import add_command
+    from jobs.cli.sweeps import add_commands
+
+    add_commands(commands)
+    add_command(commands)
+
+    for name, handler, text in (
+        ("status", _cmd_status, "show a run's job state and every rank's progress"),
+        ("wait", _cmd_wait, "wait for a run to end, render its tables, exit with its outcome"),
+        ("cancel", _cmd_cancel, "cancel a run's Slurm job"),
+        ("report", _cmd_report, "print a run's tables from its directory"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("run", metavar="JOB_OR_RUN", help="Slurm job id, run id, or run directory")
+        command.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+        if name == "wait":
+            command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
+            command.add_argument(
+                "--progress-every",
+                type=float,
+                default=PLAIN_EVERY_S,
+                metavar="S",
+                help=f"without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
+            )
+        if name in ("wait", "report"):
+            _add_output_args(command)
+        if name == "report":
+            command.add_argument("--plot", metavar="FILE.png", help="also draw busbw against size (needs matplotlib)")
+        command.set_defaults(handler=handler)
+    return parser
+
+
+def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> None:
+    command.add_argument(
+        "--config", metavar="NAME_OR_PATH", default=None, help="a name from cluster_configs/ or a YAML path"
+    )
+    command.add_argument("--dry-run", action="store_true", help=dry_run_help)
+    command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
+
+
+def _add_output_args(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--format", choices=("table", "json", "csv"), default="table", help="what to print (default: table)"
+    )
+    command.add_argument(
+        "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
+    )
+    command.add_argument(
+        "--busbw-sizes",
+        type=_size_range,
+        default=(0, None),
+        metavar="MIN:MAX",
+        help="the sizes --min-busbw applies to, e.g. 1M:1G or 64M: (default: all)",
+    )
+
+
+def _size_range(text: str) -> tuple[int, int | None]:
+    from collectives.sizes import parse_size
+
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError("no ':'")
+        return (parse_size(low) if low else 0, parse_size(high) if high else None)
+    except ValueError:
+        message = f"{text!r} is not a size range; allowed: MIN:MAX such as 1M:1G, 64M: or :4K"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _thresholds(args: argparse.Namespace) -> Thresholds:
+    low, high = args.busbw_sizes
+    return Thresholds(min_busbw=args.min_busbw, min_size=low, max_size=high)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.overrides)
+    if args.dry_run:
+        print(to_yaml(cfg), end="")
+        return EXIT_OK
+    if cfg.launcher == "slurm":
+        run = _submit(cfg, quiet=args.format != "table")
+        return _wait_and_report(run, None, args)
+    from jobs.launchers.local import check_host_memory, start_local, watch_local
+
+    check_host_memory(cfg)
+    check_output_dir(cfg.output_dir)
+    public = public_config(cfg)
+    run = new_run(cfg, public)
+    job = start_local(cfg, public, run)
+    print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
+    watch_local(job, run)
+    return _print_outcome(_finalize(run, args), run, args.format)
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.overrides)
+    require_slurm(cfg)
+    from jobs.launchers.slurm import dry_run_script
+
+    if args.dry_run:
+        print(dry_run_script(cfg), end="")
+        return EXIT_OK
+    _submit(cfg)
+    return EXIT_OK
+
+
+def _submit(cfg: Config, quiet: bool = False) -> RunDir:
+    from slurm.submission import check_available
+
+    check_available()
+    check_cluster_can_run(cfg)
+    run, job_id = submit_new_run(cfg)
+    out = sys.stderr if quiet else sys.stdout
+    print(f"job {job_id}", file=out)
+    print(f"run directory {run.path}", file=out, flush=True)
+    return run
+
+
+def _find(args: argparse.Namespace) -> RunDir:
+    """The run named on the command line; when Slurm ran it more than once, say which attempt this is."""
+    from jobs.rundir.attempts import notes
+
+    run = find_run(args.run, args.output_dir)
+    for line in notes(run):
+        print(f"collbench: {line}", file=sys.stderr)
+    return run
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from jobs.inspect.postmortem import examine
+    from jobs.inspect.progress import behind, describe_age, read_progress
+
+    run = _find(args)
+    meta = run.read_meta()
+    world = int(meta.get("world_size", 0))
+    line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {world}"
+    statuses = read_statuses(run)
+    if meta.get("launcher") == "slurm":
+        from jobs.launchers.slurm import NodeWatch, current_state
+
+        state = current_state(run)
+        NodeWatch(run, None).check(state, statuses)  # what Slurm says of the job's nodes, kept for report
+        line += f"  job {state.job_id}  {state.slurm_state} ({state.info.phase})"
+    print(line)
+    postmortem = examine(run, statuses, world)
+    for cause in postmortem.causes:
+        print(f"cause: {cause}")
+    progress = read_progress(run, world, {r: s["host"] for r, s in statuses.items()})
+    late = behind(progress)
+    if late and len(late) < len(progress):
+        names = ", ".join(f"{p.rank} ({p.host}, {p.where}, {describe_age(p.at)})" for p in late[:20])
+        more = f" and {len(late) - 20} more" if len(late) > 20 else ""
+        print(f"behind the rest: {len(late)} rank(s): {names}{more}")
+    print(f"{'rank':>6}  {'host':<12} {'state':<14} {'heartbeat':<12} last reached")
+    for p in progress:
+        end = postmortem.ends.get(p.rank)
+        state_word = end.state if end else "-"
+        host = p.host if p.host != "?" or end is None else end.host
+        how = f"  [{end.how}]" if end and end.kind not in ("ok", "running", "absent") else ""
+        print(f"{p.rank:>6}  {host:<12} {state_word:<14} {describe_age(p.at):<12} {p.where}{how}")
+    return EXIT_OK
+
+
+def _cmd_logs(args: argparse.Namespace) -> int:
+    import re
+
+    from jobs.inspect.logs import LEVELS, LogFilter, follow, parse_rank_spec, print_logs
+
+    run = _find(args)
+    try:
+        ranks = parse_rank_spec(args.rank) if args.rank else None
+        pattern = re.compile(args.grep) if args.grep else None
+    except (ValueError, re.error) as error:
+        raise ConfigError(f"{error}") from None
+    if args.tail is not None and args.tail < 0:
+        raise ConfigError(f"--tail: {args.tail} must be >= 0")
+    keep = LogFilter(ranks=ranks, host=args.host, min_level=LEVELS[args.level] if args.level else 0, pattern=pattern)
+    if args.follow:
+        follow(run, keep, lambda: _run_has_ended(run))
+    else:
+        print_logs(run, keep, args.tail)
+    return EXIT_OK
+
+
+def _run_has_ended(run: RunDir) -> bool:
+    meta = run.read_meta()
+    if meta.get("launcher") == "slurm":
+        from jobs.launchers.slurm import current_state
+
+        return current_state(run).info.final
+    try:
+        os.kill(int(meta["job_id"]), 0)  # the local controller's pid
+    except (OSError, KeyError, ValueError):
+        return True
+    return False
+
+
+def _cmd_wait(args: argparse.Namespace) -> int:
+    return _wait_and_report(_find(args), args.timeout, args)
+
+
+Render = Callable[[RunOutcome, RunDir, str], int]
+
+
+def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
+    return wait_and_render(run, timeout_s, args, lambda outcome, run, fmt: _print_outcome(outcome, run, fmt))
+
+
+def wait_and_render(run: RunDir, timeout_s: float | None, args: argparse.Namespace, render: Render) -> int:
+    """Wait for the run's job (a live progress line meanwhile), then `render` its outcome; the exit status
+    also says whether the job never starts, is still running, or ended other than COMPLETED."""
+    if run.read_meta().get("launcher") != "slurm":
+        return render(_finalize(run, args), run, args.format)
+    from jobs.launchers.live import Live
+    from jobs.launchers.slurm import watch_job
+
+    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
+    try:
+        waited = watch_job(run, timeout_s, live)
+    finally:
+        live.close()
+    state = waited.state
+    if state.info.phase == "never_starts":
+        print(f"collbench: job {state.job_id} {state.info.meaning(state.slurm_state)}", file=sys.stderr)
+        print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
+        return EXIT_FAILED
+    if not state.info.final and not waited.ranks_ended:
+        print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
+        return EXIT_FAILED
+    code = render(_finalize(run, args), run, args.format)
+    if state.info.final:
+        print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
+        return code if state.info.phase == "completed" else EXIT_FAILED
+    print(
+        f"collbench: job {state.job_id}: every rank has recorded its end (Slurm still shows {state.slurm_state})",
+        file=sys.stderr,
+    )
+    return code
+
+
+def _cmd_cancel(args: argparse.Namespace) -> int:
+    from slurm.submission import cancel
+
+    run = _find(args)
+    job_id = str(run.read_meta().get("job_id", ""))
+    if run.read_meta().get("launcher") != "slurm" or not job_id:
+        raise ConfigError(f"run {run.run_id} is not a Slurm job; nothing to cancel")
+    cancel(job_id)
+    print(f"cancelled job {job_id}")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    run = _find(args)
+    if run.read_meta().get("launcher") == "slurm":
+        from jobs.launchers.slurm import refresh_facts
+
+        refresh_facts(run)  # how the job ended may have changed since wait last looked
+    outcome = _finalize(run, args, table_view=True)
+    if args.plot:
+        from jobs.inspect.plot import plot_busbw
+
+        plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
+    code = _print_outcome(outcome, run, args.format)
+    if args.format == "table" and outcome.analysis:
+        print("\n".join(outcome.analysis.lines()), flush=True)
+    if args.plot:
+        print(f"collbench: plot written to {args.plot}", file=sys.stderr)
+    return code
+
+
+def _finalize(run: RunDir, args: argparse.Namespace, table_view: bool = False) -> RunOutcome:
+    """The run's outcome, with the per-rank view worked out in the same pass over the results
+    wherever it is printed: in JSON always, under the tables by `report` only."""
+    with_analysis = args.format == "json" or (table_view and args.format == "table")
+    return finalize(run, _thresholds(args), with_analysis=with_analysis)
+
+
+def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
+    from jobs.inspect.formats import render_csv, render_json
+
+    if fmt == "json":
+        print(render_json(run, outcome), end="")
+    elif fmt == "csv":
+        print(render_csv(outcome), end="")
+    else:
+        print(run.table_file.read_text(encoding="utf-8"), end="")
+        print(f"# Run directory: {run.path}")
+    for problem in outcome.problems:
+        print(f"collbench: FAILED: {problem}", file=sys.stderr)
+    if outcome.config.task == "isolate" and fmt == "table":
+        from jobs.cli.isolate import print_verdict
+
+        return max(outcome.exit_code, print_verdict(outcome, run))
+    return outcome.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

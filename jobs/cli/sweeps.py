@@ -1,0 +1,203 @@
+"""The `collbench scale` and `collbench compare` commands: sweeps over node counts, and regressions."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from jobs.config.model import ConfigError, load_config
+from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
+from jobs.inspect.report import finalize
+from jobs.inspect.scale import RunAssessment, Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
+from jobs.launchers.runs import check_cluster_can_run, check_output_dir, require_slurm, submit_new_run
+from jobs.rundir.layout import RunDir, find_run, write_json_atomic
+from slurm.submission import SubmissionFailed
+
+SWEEP_ACTIONS = ("status", "wait", "report")
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    scale = commands.add_parser(
+        "scale",
+        help="one Slurm job per node count (nodes=[1,2,4,8] or nodes=1..16:x2); or: scale status|wait|report SWEEP",
+    )
+    scale.add_argument("words", nargs="*", metavar="KEY=VALUE | status|wait|report SWEEP")
+    scale.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
+    scale.add_argument("--dry-run", action="store_true", help="print every sbatch script; submit nothing")
+    scale.add_argument("--output-dir", default="runs", help="where to look up sweep ids (default: runs)")
+    scale.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
+    scale.add_argument("--plot", metavar="FILE.png", help="report: busbw against node count (needs matplotlib)")
+    scale.set_defaults(handler=cmd_scale)
+
+    compare = commands.add_parser("compare", help="busbw of a candidate run (or sweep) against a baseline")
+    compare.add_argument("baseline", metavar="BASELINE", help="run or sweep: directory or id")
+    compare.add_argument("candidate", metavar="CANDIDATE", help="run or sweep: directory or id")
+    compare.add_argument("--tolerance", default="5%", help="allowed busbw drop (default 5%%)")
+    compare.add_argument(
+        "--band-tolerance",
+        action="append",
+        default=[],
+        metavar="SIZE:TOL",
+        help="a looser tolerance up to a size, e.g. 64K:20%% (repeatable)",
+    )
+    compare.add_argument("--output-dir", default="runs", help="where to look up ids (default: runs)")
+    compare.add_argument("--json", metavar="FILE", help="also write every compared row and the verdict as JSON")
+    compare.set_defaults(handler=cmd_compare)
+
+
+def cmd_scale(args: argparse.Namespace) -> int:
+    if args.words and args.words[0] in SWEEP_ACTIONS:
+        if len(args.words) != 2:
+            raise ConfigError(f"usage: collbench scale {args.words[0]} SWEEP")
+        sweep = find_sweep(args.words[1], args.output_dir)
+        return {"status": _status, "wait": _wait, "report": _report}[args.words[0]](sweep, args)
+    return _start(args)
+
+
+def _start(args: argparse.Namespace) -> int:
+    counts, overrides = split_nodes(args.words)
+    configs = {n: load_config(args.config, [*overrides, f"nodes={n}"]) for n in counts}  # all valid, or nothing runs
+    for cfg in configs.values():
+        require_slurm(cfg)
+    if args.dry_run:
+        from jobs.launchers.slurm import dry_run_script
+
+        for n, cfg in configs.items():
+            print(f"# ---- nodes={n}: one job of {cfg.world_size} ranks")
+            print(dry_run_script(cfg), end="")
+        return 0
+    from slurm.submission import check_available
+
+    check_available()
+    for cfg in configs.values():  # every node count the cluster can run, or nothing is submitted
+        check_cluster_can_run(cfg)
+    first = next(iter(configs.values()))
+    check_output_dir(first.output_dir)
+    sweep = Sweep.create(first.output_dir, counts, args.config, overrides)
+    print(f"sweep {sweep.sweep_id}")
+    print(f"sweep directory {sweep.path}", flush=True)
+    refused: dict[int, SubmissionFailed] = {}
+    for n, cfg in configs.items():
+        cfg.output_dir = str(sweep.path)
+        try:
+            run, job_id = submit_new_run(cfg)
+        except SubmissionFailed as error:  # one node count the cluster refuses must not sink the others
+            refused[n] = error
+            sweep.update_entry(n, error=str(error))
+            print(f"nodes={n}: not submitted: {error}", file=sys.stderr)
+            continue
+        sweep.update_entry(n, run_dir=str(run.path), job_id=job_id)
+        print(f"nodes={n}: job {job_id} run directory {run.path}", flush=True)
+    if len(refused) == len(configs):  # nothing runs: leave no sweep behind
+        shutil.rmtree(sweep.path, ignore_errors=True)
+        raise SubmissionFailed(f"no node count was submitted, sweep directory removed: {next(iter(refused.values()))}")
+    return 1 if refused else 0
+
+
+def _state(run: RunDir) -> tuple[str, bool]:
+    """The run's Slurm state (or 'local', already over) and whether it is final."""
+    if run.read_meta().get("launcher") != "slurm":
+        return "local", True
+    from jobs.launchers.slurm import current_state
+
+    state = current_state(run)
+    return state.slurm_state, state.info.final
+
+
+def _status(sweep: Sweep, args: argparse.Namespace) -> int:
+    print(f"sweep {sweep.sweep_id}")
+    for entry in sweep.entries():
+        if not entry.get("run_dir"):
+            print(f"{entry['nodes']:>6} node(s)  not submitted: {entry.get('error')}")
+            continue
+        run = RunDir(Path(entry["run_dir"]))
+        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {_state(run)[0]:<12} {run.path}")
+    return 0
+
+
+def _wait(sweep: Sweep, args: argparse.Namespace) -> int:
+    from jobs.launchers.slurm import wait_for_job
+
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    for run in runs_by_nodes(sweep).values():
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not wait_for_job(run, left).info.final:
+            print(f"collbench: sweep {sweep.sweep_id} is still running after {args.timeout:g} s", file=sys.stderr)
+            return 1
+    return _report(sweep, args)
+
+
+def _report(sweep: Sweep, args: argparse.Namespace) -> int:
+    report = scale_report(sweep, _assess)
+    text = "\n".join(report.lines()) + "\n"
+    sweep.report_file.write_text(text, encoding="utf-8")
+    write_json_atomic(sweep.report_json, report.to_plain())
+    print(text, end="")
+    print(f"# Sweep directory: {sweep.path}")
+    if args.plot:
+        from jobs.inspect.plot import plot_scaling
+
+        plot_scaling(report.per_nodes, Path(args.plot), f"collbench {sweep.sweep_id}")
+        print(f"collbench: plot written to {args.plot}", file=sys.stderr)
+    return 0 if report.complete else 1
+
+
+def _assess(run: RunDir) -> RunAssessment:
+    outcome = finalize(run)
+    return RunAssessment(outcome.rows, outcome.problems, *_state(run))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    tolerance = Tolerance.parse(args.tolerance, args.band_tolerance)
+    sweeps = [is_sweep(ref, args.output_dir) for ref in (args.baseline, args.candidate)]
+    if sweeps[0] != sweeps[1]:
+        raise ConfigError("compare: give two runs or two sweeps, not one of each")
+    if sweeps[0]:
+        result = _compare_sweeps(
+            find_sweep(args.baseline, args.output_dir), find_sweep(args.candidate, args.output_dir), tolerance
+        )
+        names = (args.baseline, args.candidate)
+    else:
+        base, cand = find_run(args.baseline, args.output_dir), find_run(args.candidate, args.output_dir)
+        from jobs.rundir.attempts import notes
+
+        for side, run in (("baseline", base), ("candidate", cand)):
+            for line in notes(run):
+                print(f"collbench: {side}: {line}", file=sys.stderr)
+        result = compare_rows(finalize(base).rows, finalize(cand).rows, tolerance)
+        names = (base.run_id, cand.run_id)
+    print(f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}")
+    print(HEADER)
+    for line in result.lines():
+        print(line)
+    for note in result.notes:
+        print(f"# note: {note}")
+    print(
+        f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s), "
+        f"{len(result.incomplete)} incomplete"
+    )
+    if args.json:
+        write_json_atomic(Path(args.json), {"baseline": names[0], "candidate": names[1], **result.to_plain()})
+    for regression in result.regressions:
+        print(f"collbench: REGRESSION: {regression}", file=sys.stderr)
+    for incomplete in result.incomplete:
+        print(f"collbench: INCOMPLETE: {incomplete}", file=sys.stderr)
+    if not result.rows:
+        print("collbench: FAILED: nothing comparable between the two", file=sys.stderr)
+    return result.exit_code
+
+
+def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Comparison:
+    base_runs, cand_runs = runs_by_nodes(base), runs_by_nodes(cand)
+    parts = []
+    for nodes in sorted(set(base_runs) | set(cand_runs)):
+        if nodes not in base_runs or nodes not in cand_runs:
+            side = "baseline" if nodes in base_runs else "candidate"
+            parts.append(Comparison(notes=[f"{nodes} node(s) only in the {side}, not compared"]))
+            continue
+        label = f"{nodes}n"
+        parts.append(compare_rows(finalize(base_runs[nodes]).rows, finalize(cand_runs[nodes]).rows, tolerance, label))
+    return merge(parts)

@@ -1,0 +1,87 @@
+"""The config's `isolate` section: what `collbench isolate` measures and how it judges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from collectives.layout import OpName
+from collectives.settings import BenchSettings, parse_size_list
+
+IsolateMode = Literal["auto", "pairs", "bisect", "random"]
+
+PAIRS_MAX_NODES = 64
+"""auto runs pairs up to this many nodes: N-1 rounds, each a communicator set-up (about 1-3 s with NCCL)
+plus the measurement (about 0.2 s for 1 GiB on 2 x 8 GPUs at 400 Gb/s): 63 rounds take a few minutes.
+Beyond it, random matchings keep the job short."""
+
+BISECT_MIN_NODES = 4
+"""Bisect measures halves against each other: with fewer nodes a half is one node, and pairs mode costs
+no more rounds."""
+
+
+def _default_sizes() -> list[int]:
+    return [1 << 30]
+
+
+DEFAULT_TOLERANCE = 0.15
+"""Slow means more than 15% under the healthy level: above run-to-run noise of a healthy IB pair (a few
+percent), below what one degraded link or a port trained to half rate costs (50%)."""
+
+
+@dataclass(kw_only=True, slots=True)
+class IsolateSettings:
+    mode: IsolateMode = "auto"
+    """pairs: every pair of nodes once (circle method, N-1 rounds); bisect: all nodes, then halves, recursing
+    into the short ones (about log2 N rounds for one bad node); random: isolate.rounds random perfect
+    matchings from isolate.seed; auto: pairs up to isolate.pairs_max_nodes nodes, random beyond."""
+    pairs_max_nodes: int = PAIRS_MAX_NODES
+    """The most nodes auto tests pair by pair."""
+    op: OpName = "all_reduce"
+    """The collective each group runs."""
+    sizes: list[int] = field(default_factory=_default_sizes, metadata={"parse": parse_size_list})
+    """Message sizes each group measures; its figure is the best busbw over them. The default, 1 GiB, is where
+    all_reduce over 2 nodes x 8 GPUs reaches its bus bandwidth on InfiniBand (below about 256 MiB latency and
+    protocol changes still show, and a healthy pair would look slow)."""
+    rounds: int = 10
+    """random: how many matchings (each node is measured against this many partners)."""
+    seed: int = 0
+    """random: the seed of the matchings, so a run can be repeated."""
+    tolerance: float = DEFAULT_TOLERANCE
+    """A measurement is slow below (1 - tolerance) x the healthy level."""
+    expected_busbw: float = 0.0
+    """The healthy level in GB/s; 0: the median of the nodes' median busbw (bisect: the best figure so far)."""
+
+    def resolved_mode(self, nodes: int) -> IsolateMode:
+        if self.mode != "auto":
+            return self.mode
+        return "pairs" if nodes <= self.pairs_max_nodes else "random"
+
+    def bench(self, base: BenchSettings) -> BenchSettings:
+        """What every group's sweep measures: the bench section with isolate's op and sizes."""
+        return replace(
+            base, ops=[self.op], sizes=list(self.sizes), min_bytes=min(self.sizes), max_bytes=max(self.sizes)
+        )
+
+    def problems(self, nodes: int) -> list[str]:
+        found = []
+        if not self.sizes:
+            found.append("isolate.sizes: the list is empty; give at least one size such as [1G]")
+        found += [
+            f"isolate.sizes[{i}]: {size} must be a positive size" for i, size in enumerate(self.sizes) if size <= 0
+        ]
+        if not 0 < self.tolerance < 1:
+            found.append(f"isolate.tolerance: {self.tolerance:g} must be between 0 and 1 (0.15 = 15% under the level)")
+        if self.expected_busbw < 0:
+            found.append(f"isolate.expected_busbw: {self.expected_busbw:g} must be 0 (from the run) or positive GB/s")
+        if self.rounds < 1:
+            found.append(f"isolate.rounds: {self.rounds} must be >= 1")
+        if self.pairs_max_nodes < 2:
+            found.append(f"isolate.pairs_max_nodes: {self.pairs_max_nodes} must be >= 2")
+        if nodes < 2:
+            found.append(f"nodes: {nodes}; isolate needs at least 2 nodes to measure a link")
+        elif self.resolved_mode(nodes) == "bisect" and nodes < BISECT_MIN_NODES:
+            found.append(
+                f"isolate.mode: bisect needs at least {BISECT_MIN_NODES} nodes, this job has {nodes}; allowed: pairs"
+            )
+        return found

@@ -1,0 +1,211 @@
+"""`collbench compare BASELINE CANDIDATE`: busbw size by size, with a verdict against a tolerance.
+
+Rows are matched on (op, dtype, reduce op, root, size, placement) and rank count; whatever does not
+match is stated, never silently compared. Two sweeps are compared node count by node count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from collectives.results import SummaryRow, placement_name
+from collectives.sizes import format_size, parse_size
+from collectives.table import busbw_decimals
+from jobs.config.schema import ConfigError
+
+
+def parse_fraction(text: str, what: str) -> float:
+    """'5%' or '0.05' -> 0.05."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
+    if not match:
+        raise ConfigError(f"{what}: {text!r} is not a tolerance; allowed: a percentage such as 5% or a fraction 0.05")
+    value = float(match.group(1)) / (100 if match.group(2) else 1)
+    if not 0 <= value < 1:
+        raise ConfigError(f"{what}: {text!r} must be at least 0% and below 100%")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    default: float = 0.05
+    bands: tuple[tuple[int, float], ...] = ()
+    """(largest size, tolerance) pairs: sizes up to that bound get that tolerance (smallest bound first)."""
+
+    @classmethod
+    def parse(cls, default: str, bands: list[str]) -> Tolerance:
+        parsed = []
+        for band in bands:
+            size, sep, fraction = band.partition(":")
+            if not sep:
+                raise ConfigError(f"--band-tolerance: {band!r} is not SIZE:TOLERANCE; e.g. 64K:20%")
+            try:
+                limit = parse_size(size)
+            except ValueError as error:
+                raise ConfigError(f"--band-tolerance: {error}") from None
+            parsed.append((limit, parse_fraction(fraction, "--band-tolerance")))
+        return cls(default=parse_fraction(default, "--tolerance"), bands=tuple(sorted(parsed)))
+
+    def for_size(self, size: int) -> float:
+        return next((fraction for limit, fraction in self.bands if size <= limit), self.default)
+
+    def describe(self) -> str:
+        bands = ", ".join(f"sizes <= {format_size(limit)}: {fraction:.0%}" for limit, fraction in self.bands)
+        return f"{self.default:.0%}" + (f" ({bands})" if bands else "")
+
+
+Verdict = Literal["ok", "faster", "REGRESSION", "INCOMPLETE"]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedRow:
+    label: str
+    """The node count of a sweep comparison ('2n'); empty for two runs."""
+    op: str
+    size: int
+    in_place: bool
+    root: int
+    base_busbw: float
+    cand_busbw: float
+    tolerance: float
+    nranks: int = 0
+    base_ranks: int = 0
+    """Ranks behind the baseline's figure; fewer than nranks makes the row incomplete."""
+    cand_ranks: int = 0
+
+    @property
+    def incomplete(self) -> list[str]:
+        """The sides whose figure is not over every rank."""
+        sides = (("baseline", self.base_ranks), ("candidate", self.cand_ranks))
+        return [f"{side} {ranks}/{self.nranks} ranks" for side, ranks in sides if ranks < self.nranks]
+
+    @property
+    def ratio(self) -> float:
+        if self.base_busbw > 0:
+            return self.cand_busbw / self.base_busbw
+        return float("inf") if self.cand_busbw > 0 else 1.0
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.incomplete:
+            return "INCOMPLETE"
+        if self.ratio < 1 - self.tolerance:
+            return "REGRESSION"
+        return "faster" if self.ratio > 1 + self.tolerance else "ok"
+
+    @property
+    def placement(self) -> str:
+        return placement_name(self.in_place)
+
+    def line(self, decimals: int) -> str:
+        name = f"{self.label}: {self.op}" if self.label else self.op
+        return (
+            f"{name:>16} {self.size:>12} {self.placement:>12} {self.root:>5} {self.base_busbw:>11.{decimals}f} "
+            f"{self.cand_busbw:>11.{decimals}f} {self.ratio:>7.3f} {self.tolerance:>5.0%} {self.verdict}"
+        )
+
+    def regression(self) -> str:
+        prefix = f"{self.label}: " if self.label else ""
+        return (
+            f"{prefix}{self.op} {self.size} B {self.placement}: busbw {self.cand_busbw:.3g} GB/s is "
+            f"{1 - self.ratio:.1%} below the baseline's {self.base_busbw:.3g} (tolerance {self.tolerance:.0%})"
+        )
+
+
+@dataclass(slots=True)
+class Comparison:
+    rows: list[ComparedRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[str]:
+        return [row.regression() for row in self.rows if row.verdict == "REGRESSION"]
+
+    @property
+    def incomplete(self) -> list[str]:
+        return [
+            f"{row.label + ': ' if row.label else ''}{row.op} {row.size} B {row.placement}: not every rank reported "
+            f"({', '.join(row.incomplete)}), so it cannot be called ok"
+            for row in self.rows
+            if row.verdict == "INCOMPLETE"
+        ]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressions or self.incomplete or not self.rows else 0
+
+    def lines(self) -> list[str]:
+        decimals = busbw_decimals(v for row in self.rows for v in (row.base_busbw, row.cand_busbw))
+        return [row.line(decimals) for row in self.rows]
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "compared": len(self.rows),
+            "regressions": self.regressions,
+            "incomplete": self.incomplete,
+            "notes": self.notes,
+            "rows": [{**asdict(row), "ratio": row.ratio, "verdict": row.verdict} for row in self.rows],
+        }
+
+
+HEADER = (
+    f"#{'op':>15} {'size (B)':>12} {'placement':>12} {'root':>5} {'base busbw':>11} {'cand busbw':>11} "
+    f"{'ratio':>7} {'tol':>5} verdict"
+)
+
+
+def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tolerance, label: str = "") -> Comparison:
+    result = Comparison()
+    prefix = f"{label}: " if label else ""
+    empty = [side for side, rows in (("baseline", base), ("candidate", cand)) if not rows]
+    if empty:
+        result.notes.append(f"{prefix}no results in the {' or the '.join(empty)} (did its job run?), nothing compared")
+        return result
+    base_ranks, cand_ranks = {r.nranks for r in base}, {r.nranks for r in cand}
+    if base_ranks != cand_ranks:
+        result.notes.append(
+            f"{prefix}rank counts differ ({sorted(base_ranks)} vs {sorted(cand_ranks)}): busbw is not comparable, "
+            "nothing compared"
+        )
+        return result
+    result.notes += _mismatches(base, cand, prefix)
+    cand_by_key = {r.key: r for r in cand}
+    for row in base:
+        other = cand_by_key.get(row.key)
+        if other is not None:
+            result.rows.append(
+                ComparedRow(
+                    label=label, op=row.op, size=row.size, in_place=row.in_place, root=row.root,
+                    base_busbw=row.busbw, cand_busbw=other.busbw, tolerance=tolerance.for_size(row.size),
+                    nranks=row.nranks, base_ranks=row.ranks_reporting, cand_ranks=other.ranks_reporting,
+                )
+            )  # fmt: skip
+    return result
+
+
+def _mismatches(base: list[SummaryRow], cand: list[SummaryRow], prefix: str) -> list[str]:
+    notes = []
+    base_ops, cand_ops = {r.op for r in base}, {r.op for r in cand}
+    for side, only in (("baseline", base_ops - cand_ops), ("candidate", cand_ops - base_ops)):
+        if only:
+            notes.append(f"{prefix}ops only in the {side}, not compared: {', '.join(sorted(only))}")
+    for op in sorted(base_ops & cand_ops):
+        dtypes = ({r.dtype for r in base if r.op == op}, {r.dtype for r in cand if r.op == op})
+        redops = ({r.redop for r in base if r.op == op}, {r.redop for r in cand if r.op == op})
+        if dtypes[0] != dtypes[1]:
+            notes.append(
+                f"{prefix}{op}: dtypes differ ({'/'.join(sorted(dtypes[0]))} vs {'/'.join(sorted(dtypes[1]))})"
+            )
+        elif redops[0] != redops[1]:
+            notes.append(
+                f"{prefix}{op}: reduce ops differ ({'/'.join(sorted(redops[0]))} vs {'/'.join(sorted(redops[1]))})"
+            )
+        unmatched = {r.key for r in base if r.op == op} ^ {r.key for r in cand if r.op == op}
+        if unmatched and dtypes[0] == dtypes[1] and redops[0] == redops[1]:
+            notes.append(f"{prefix}{op}: {len(unmatched)} size/placement/root row(s) present on one side only")
+    return notes
+
+
+def merge(parts: list[Comparison]) -> Comparison:
+    return Comparison(rows=[r for p in parts for r in p.rows], notes=[n for p in parts for n in p.notes])

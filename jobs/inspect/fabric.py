@@ -1,0 +1,344 @@
+"""The fabric section of a report: one line per host from NCCL's logs and the port snapshots, then what is
+wrong, each naming host, rank and device, and the config's fabric requirements that are not met."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jobs.config.fabric import FabricSettings
+from jobs.fabric.nccl_log import NcclRankLog, parse_file
+from jobs.fabric.ports import error_growth
+from jobs.inspect.postmortem import rank_spans
+from jobs.rundir.layout import RunDir
+from slurm.hostlist import collect_hostlist
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class HostFabric:
+    host: str
+    ranks: list[int]
+    nccl_versions: list[str] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)
+    ports: str = ""
+    """The RDMA ports at the start of the job, e.g. mlx5_[0-7] (8 ports ACTIVE 400 Gb/sec)."""
+    gdr_ranks: int = 0
+    network_ranks: int = 0
+    """Ranks on this host with connections over the network; gdr_ranks of them with GPUDirect RDMA on all."""
+    intra_node: list[str] = field(default_factory=list)
+    nccl_used: bool = True
+
+    def line(self) -> str:
+        parts = [f"{self.host:<10}"]
+        if self.nccl_used:
+            parts.append(f"NCCL {'/'.join(self.nccl_versions)}" if self.nccl_versions else "NCCL log not found")
+        if self.networks:
+            parts.append(f"network {'/'.join(self.networks)}")
+        parts.append(self.ports or "no RDMA device")
+        if self.network_ranks:
+            parts.append(f"GDRDMA {self.gdr_ranks}/{self.network_ranks}")
+        if self.intra_node:
+            parts.append(f"intra-node {'/'.join(self.intra_node)}")
+        return "  ".join(parts)
+
+
+@dataclass(slots=True)
+class FabricReport:
+    hosts: list[HostFabric]
+    findings: list[str]
+    """What is wrong or suspicious, whatever the config requires."""
+    failures: list[str]
+    """The config's fabric requirements that are not met: these fail the run."""
+    notes: list[str]
+    """What could not be seen, said plainly (NCCL not used, no RDMA device)."""
+
+    def lines(self) -> list[str]:
+        lines = ["# fabric: per host (NCCL's own log, and sysfs at the start of the job)"]
+        lines += [f"#   {host.line()}" for host in self.hosts]
+        lines += [f"#   {note}" for note in self.notes]
+        if self.findings:
+            lines.append("# fabric problems:")
+            lines += [f"#   {finding}" for finding in self.findings]
+        lines += [f"# fabric requirement not met: {failure}" for failure in self.failures]
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fabric_report(
+    run: RunDir, backend: str, settings: FabricSettings, statuses: Mapping[int, Mapping[str, Any]]
+) -> FabricReport:
+    hosts_of = {rank: str(status.get("host", "?")) for rank, status in statuses.items()}
+    logs = _nccl_logs(run, hosts_of) if backend == "nccl" else {}
+    starts, ends = _snapshots(run, "start"), _snapshots(run, "end")
+    notes = _notes(backend, settings, logs, starts)
+    hosts = _hosts(hosts_of, logs, starts, nccl_used=backend == "nccl")
+    growth = _error_growth(starts, ends)
+    findings = _version_findings(logs) + _network_findings(logs) + _gdr_findings(logs)
+    findings += _port_findings(starts, ends, growth) + _warning_findings(logs)
+    failures = _failures(settings, logs, hosts_of, starts, ends, growth)
+    return FabricReport(hosts=hosts, findings=findings, failures=failures, notes=notes)
+
+
+def _nccl_logs(run: RunDir, hosts_of: Mapping[int, str]) -> dict[int, NcclRankLog]:
+    logs = {}
+    for rank, host in sorted(hosts_of.items()):
+        path = run.nccl_debug_log(rank)
+        if path.is_file():
+            log = parse_file(rank, path)
+            log.host = host if host != "?" else log.host
+            logs[rank] = log
+    return logs
+
+
+def _snapshots(run: RunDir, when: str) -> dict[str, dict[str, Any]]:
+    found = {}
+    for path in sorted(run.fabric_dir.glob(f"ports-*-{when}.json")) if run.fabric_dir.is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        found[str(data.get("host", path.name))] = data
+    return found
+
+
+def _notes(
+    backend: str, settings: FabricSettings, logs: Mapping[int, NcclRankLog], starts: Mapping[str, Any]
+) -> list[str]:
+    notes = []
+    if backend != "nccl":
+        notes.append(f"NCCL was not used (backend {backend}): no transport to report")
+    elif not logs:
+        notes.append("no NCCL debug log in logs/ (set fabric.nccl_info=true to keep NCCL's own account)")
+    bare = sorted(host for host, snap in starts.items() if not snap.get("rdma"))
+    if bare:
+        where = Path(settings.sysfs_root) / "class" / "infiniband"
+        notes.append(f"no RDMA device found on {collect_hostlist(bare)} (nothing under {where})")
+    if not starts:
+        notes.append("no port snapshot was taken (no rank recorded one)")
+    return notes
+
+
+def _hosts(
+    hosts_of: Mapping[int, str], logs: Mapping[int, NcclRankLog], starts: Mapping[str, dict[str, Any]], nccl_used: bool
+) -> list[HostFabric]:
+    by_host: dict[str, list[int]] = defaultdict(list)
+    for rank, host in sorted(hosts_of.items()):
+        by_host[host].append(rank)
+    hosts = []
+    for host, ranks in by_host.items():
+        mine = [logs[r] for r in ranks if r in logs]
+        on_network = [log for log in mine if log.network_gdr is not None]
+        hosts.append(
+            HostFabric(
+                host=host,
+                ranks=ranks,
+                nccl_versions=_distinct(log.version for log in mine if log.version),
+                networks=_distinct(log.network for log in mine if log.network),
+                ports=_ports_summary(starts.get(host, {})),
+                gdr_ranks=sum(1 for log in on_network if log.network_gdr),
+                network_ranks=len(on_network),
+                intra_node=_distinct(kind for log in mine for kind in log.intra_node),
+                nccl_used=nccl_used,
+            )
+        )
+    return hosts
+
+
+def _distinct(values: Iterable[T]) -> list[T]:
+    """In order, each once."""
+    return list(dict.fromkeys(values))
+
+
+def _ports_summary(snap: Mapping[str, Any]) -> str:
+    ports = [(hca, port, info) for hca, by_port in snap.get("rdma", {}).items() for port, info in by_port.items()]
+    if not ports:
+        return ""
+    active = sum(1 for _, _, info in ports if info.get("state") == "ACTIVE")
+    rates = _distinct(f"{info['rate_gbps']:g}" for _, _, info in ports if info.get("rate_gbps"))
+    state = f"{len(ports)} ports ACTIVE" if active == len(ports) else f"{active}/{len(ports)} ports ACTIVE"
+    rate = f" {'/'.join(rates)} Gb/sec" if rates else ""
+    return f"{collect_hostlist(sorted({hca for hca, _, _ in ports}))} ({state}{rate})"
+
+
+def _grouped(logs: Iterable[NcclRankLog], key: Callable[[NcclRankLog], str]) -> dict[str, list[NcclRankLog]]:
+    """The logs by key, in the order each key is first seen; a log whose key is empty is left out."""
+    groups: dict[str, list[NcclRankLog]] = defaultdict(list)
+    for log in logs:
+        if key(log):
+            groups[key(log)].append(log)
+    return groups
+
+
+def _host(log: NcclRankLog) -> str:
+    return log.host or "?"
+
+
+def _ranks_by_host(logs: list[NcclRankLog]) -> str:
+    return "; ".join(
+        f"{host} rank(s) {rank_spans(log.rank for log in mine)}" for host, mine in _grouped(logs, _host).items()
+    )
+
+
+def _version_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
+    versions = _grouped(logs.values(), lambda log: log.version)
+    if len(versions) < 2:
+        return []
+    return ["NCCL versions differ: " + ", ".join(f"{v} on {_ranks_by_host(ls)}" for v, ls in versions.items())]
+
+
+def _network_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
+    networks = _grouped(logs.values(), lambda log: log.network)
+    if len(networks) < 2:
+        return []
+    usual = max(networks, key=lambda name: len(networks[name]))
+    found = []
+    for name, ranks in networks.items():
+        if name != usual:
+            why = _distinct(log.ib_missing for log in ranks if log.ib_missing)
+            reason = f" (NCCL: {'; '.join(why)})" if why else ""
+            found.append(
+                f"{_ranks_by_host(ranks)} use network {name} while {len(networks[usual])} other rank(s) use {usual}"
+                + reason
+            )
+    return found
+
+
+def _gdr_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
+    """RDMA networks only: a rank on sockets has its own finding."""
+    without = [log for log in logs.values() if any(not c.gdr for c in log.rdma_channels)]
+    if not without:
+        return []
+    found = []
+    for host, ranks in _grouped(without, _host).items():
+        devices = _distinct(f"{c.transport}/{c.device}" for log in ranks for c in log.rdma_channels if not c.gdr)
+        disabled = _distinct(name for log in ranks for name, on in log.hca_gdr.items() if not on)
+        hcas = f"; NCCL: GPU Direct RDMA disabled for HCA {', '.join(disabled)}" if disabled else ""
+        found.append(
+            f"{host} rank(s) {rank_spans(log.rank for log in ranks)} reach the network without GPUDirect RDMA "
+            f"(via {', '.join(devices)}, no /GDRDMA){hcas}"
+        )
+    return found
+
+
+Growth = dict[str, dict[tuple[str, str], dict[str, int]]]
+"""host -> (hca, port) -> error counter -> how much it grew during the job."""
+
+
+def _error_growth(starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]]) -> Growth:
+    return {host: error_growth(starts[host], ends[host]) for host in sorted(set(starts) & set(ends))}
+
+
+def _port_findings(
+    starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
+) -> list[str]:
+    found = []
+    for when, snaps in (("at the start", starts), ("at the end", ends)):
+        for host, snap in sorted(snaps.items()):
+            for hca, ports in snap.get("rdma", {}).items():
+                for port, info in ports.items():
+                    if info.get("state") != "ACTIVE" or info.get("phys_state") not in ("LinkUp", ""):
+                        found.append(
+                            f"{host} {hca} port {port}: {info.get('state') or '?'} / {info.get('phys_state') or '?'} "
+                            f"{when} of the job"
+                        )
+    found += _rate_findings(starts)
+    for host, grown in growth.items():
+        for (hca, port), deltas in sorted(grown.items()):
+            counted = ", ".join(f"{name} +{delta}" for name, delta in deltas.items())
+            found.append(f"{host} {hca} port {port}: error counters grew during the job: {counted}")
+    return found
+
+
+def _rate_findings(starts: Mapping[str, dict[str, Any]]) -> list[str]:
+    rates: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for host, snap in starts.items():
+        for hca, ports in snap.get("rdma", {}).items():
+            for port, info in ports.items():
+                if info.get("rate_gbps"):
+                    rates[(hca, port)][host] = float(info["rate_gbps"])
+    found = []
+    for (hca, port), by_host in sorted(rates.items()):
+        best = max(by_host.values())
+        at_best = sorted(host for host, rate in by_host.items() if rate == best)
+        for host, rate in sorted(by_host.items()):
+            if rate < best:
+                found.append(
+                    f"{host} {hca} port {port} runs at {rate:g} Gb/sec; the same port on {collect_hostlist(at_best)} "
+                    f"at {best:g} Gb/sec (trained down?)"
+                )
+    return found
+
+
+def _warning_findings(logs: Mapping[int, NcclRankLog]) -> list[str]:
+    groups: dict[str, list[tuple[NcclRankLog, str]]] = defaultdict(list)
+    for log in logs.values():
+        for warning in log.warnings:
+            groups[warning.where].append((log, warning.message))
+    found = []
+    for where, seen in groups.items():
+        ranks = _distinct(log.rank for log, _ in seen)
+        logs_seen = [logs[rank] for rank in ranks]
+        first = Counter(message for _, message in seen).most_common(1)[0][0]
+        found.append(f"NCCL WARN {where} ({len(seen)} line(s); {_ranks_by_host(logs_seen)}): {first}")
+    return found
+
+
+def _failures(
+    settings: FabricSettings,
+    logs: Mapping[int, NcclRankLog],
+    hosts_of: Mapping[int, str],
+    starts: Mapping[str, dict[str, Any]],
+    ends: Mapping[str, dict[str, Any]],
+    growth: Growth,
+) -> list[str]:
+    failures = []
+    silent = sorted(rank for rank in hosts_of if rank not in logs or not logs[rank].network)
+    if settings.needs_nccl_log and silent:
+        failures.append(
+            f"rank(s) {rank_spans(silent)}: no NCCL network choice in logs/nccl-rank-*.log, so "
+            "fabric.require_network / require_gdr cannot be checked"
+        )
+    if settings.require_network != "any":
+        wrong = [
+            log for log in logs.values() if log.network and _network_class(log.network) != settings.require_network
+        ]
+        if wrong:
+            names = "/".join(_distinct(log.network for log in wrong))
+            failures.append(f"fabric.require_network={settings.require_network}: {_ranks_by_host(wrong)} use {names}")
+    if settings.require_gdr:
+        without = [log for log in logs.values() if log.network_gdr is False]
+        if without:
+            failures.append(f"fabric.require_gdr: {_ranks_by_host(without)} reach the network without GPUDirect RDMA")
+    if settings.max_port_errors >= 0:
+        failures += _port_error_failures(settings.max_port_errors, starts, ends, growth)
+    return failures
+
+
+def _network_class(network: str) -> str:
+    if network.startswith("IB"):
+        return "ib"
+    return "socket" if network == "Socket" else network
+
+
+def _port_error_failures(
+    limit: int, starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
+) -> list[str]:
+    failures = []
+    for host in sorted(host for host, snap in starts.items() if snap.get("rdma") and host not in ends):
+        failures.append(f"fabric.max_port_errors: {host} took no end-of-job port snapshot, so it cannot be checked")
+    for host, grown in growth.items():
+        for (hca, port), deltas in sorted(grown.items()):
+            total = sum(deltas.values())
+            if total > limit:
+                failures.append(
+                    f"fabric.max_port_errors={limit}: {host} {hca} port {port} counted {total} error(s) during the job"
+                )
+    return failures

@@ -1,0 +1,290 @@
+"""The verdict of an isolate run from its directory alone: the rounds replayed from the results, the bad
+nodes and links, the nodes that stopped answering, and the matrix as text, CSV, JSON and a heatmap."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jobs.inspect.report import RunOutcome
+from jobs.isolate.bisect import Bisect
+from jobs.isolate.plan import Group
+from jobs.isolate.rounds import Rounds, group_figures, replay
+from jobs.isolate.verdict import Verdict, bisect_verdict, drain_command, exclude_override, judge
+from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from slurm.hostlist import collect_hostlist
+
+MATRIX_MAX_NODES = 16
+"""Up to this many nodes the text verdict prints the whole node x node matrix; beyond, the slowest nodes
+and pairs (the whole matrix is always in isolate.json and isolate-matrix.csv)."""
+WORST_SHOWN = 20
+
+STOPPED_KINDS = ("dead", "lost", "hung")
+"""How a rank ended when its node stopped answering (jobs.inspect.postmortem's kinds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoppedNode:
+    host: str
+    how: str
+
+
+@dataclass(slots=True)
+class IsolateOutcome:
+    run_id: str
+    hosts: list[str]
+    rounds: Rounds
+    verdict: Verdict | None
+    """None when not one round finished."""
+    stopped: list[StoppedNode] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """The run's own problems (a failed rank, a cancel): the verdict is then over the rounds that finished."""
+    seconds: list[float] = field(default_factory=list)
+    """How long each finished round took, from isolate/rounds.jsonl."""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.stopped) or (self.verdict is not None and self.verdict.found)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.found or self.problems or self.verdict is None else 0
+
+    @property
+    def stopped_hosts(self) -> list[str]:
+        return sorted({node.host for node in self.stopped})
+
+    def exclude(self) -> str:
+        if self.verdict is None:
+            return f"slurm.exclude={collect_hostlist(self.stopped_hosts)}" if self.stopped else ""
+        return exclude_override(self.hosts, self.verdict, self.stopped_hosts)
+
+    def drain(self) -> str:
+        return drain_command(self.hosts, self.verdict, self.run_id, self.stopped_hosts)
+
+
+def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
+    cfg = outcome.config
+    hosts = _hosts(run, outcome)
+    rounds = replay(cfg.isolate, hosts, group_figures(outcome.rows))
+    verdict: Verdict | None = None
+    if rounds.measured and isinstance(rounds.planner, Bisect):
+        verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
+    elif rounds.measured:
+        verdict = judge(rounds.measured, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
+    stopped = []
+    if outcome.postmortem is not None:
+        for end in sorted(outcome.postmortem.ends.values(), key=lambda e: e.rank):
+            if end.kind in STOPPED_KINDS:
+                stopped.append(StoppedNode(end.host, f"rank {end.rank} {end.state}: {end.how}"))
+    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, _round_seconds(run))
+
+
+def _hosts(run: RunDir, outcome: RunOutcome) -> list[str]:
+    """The nodes in the job's order: as rank 0 wrote them at the start, else from the ranks' statuses."""
+    if run.isolate_plan.is_file():
+        return [str(host) for host in read_json(run.isolate_plan)["hosts"]]
+    by_node = {int(s.get("node_rank", -1)): str(s["host"]) for s in outcome.statuses.values()}
+    return [by_node.get(node, f"node{node}") for node in range(outcome.config.nodes)]
+
+
+def _round_seconds(run: RunDir) -> list[float]:
+    if not run.isolate_rounds.is_file():
+        return []
+    seconds = []
+    for line in run.isolate_rounds.read_text(encoding="utf-8").splitlines():
+        try:
+            seconds.append(float(json.loads(line)["seconds"]))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut off by a killed rank 0
+    return seconds
+
+
+def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
+    rounds = iso.rounds
+    took = f", {sum(iso.seconds):.1f} s of rounds" if iso.seconds else ""
+    finished = rounds.round_no - 1 if rounds.unfinished else rounds.round_no
+    if any(m.round == rounds.round_no for m in rounds.measured) and rounds.unfinished:
+        took = f" (round {rounds.round_no} in part){took}"
+    out = [
+        f"# collbench isolate {iso.run_id}: mode {rounds.mode}, {len(iso.hosts)} nodes, "
+        f"{finished} round(s) measured{took}",
+        f"# each group runs {op} at {', '.join(map(_size, sizes))}; its figure is the best busbw (GB/s)",
+    ]
+    verdict = iso.verdict
+    if verdict is None:
+        out.append("# no round finished: nothing to judge")
+    else:
+        origin = "isolate.expected_busbw" if rounds.settings.expected_busbw else _level_origin(rounds)
+        out.append(
+            f"# healthy level {verdict.level:.3f} GB/s ({origin}), spread (MAD) {verdict.spread:.3f}; slow below "
+            f"{verdict.level * (1 - verdict.tolerance):.3f} (tolerance {verdict.tolerance:.0%})"
+        )
+        out += [""] + (_bisect_lines(iso) if isinstance(rounds.planner, Bisect) else _matrix_lines(iso, verdict))
+    if rounds.unfinished:
+        names = ", ".join(collect_hostlist(iso.hosts[n] for n in g) for g in rounds.unfinished)
+        out.append(f"# round {rounds.round_no} did not finish: {names}")
+    out.append("")
+    out += _findings(iso)
+    return out
+
+
+def _level_origin(rounds: Rounds) -> str:
+    return "the best figure so far" if isinstance(rounds.planner, Bisect) else "median of the nodes' medians"
+
+
+def _size(size: int) -> str:
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return f"{size}"
+
+
+def _matrix_lines(iso: IsolateOutcome, verdict: Verdict) -> list[str]:
+    hosts = iso.hosts
+    width = max(8, *(len(h) + 1 for h in hosts))
+    out = []
+    if len(hosts) <= MATRIX_MAX_NODES:
+        out.append("# busbw (GB/s), node x node")
+        out.append("#" + " " * (width - 1) + "".join(f"{h:>{width}}" for h in hosts))
+        for i, host in enumerate(hosts):
+            cells = [_cell(verdict.matrix.get((min(i, j), max(i, j))), i == j, width) for j in range(len(hosts))]
+            out.append(f"#{host:>{width - 1}}" + "".join(cells))
+        out.append("#")
+    shown = sorted(verdict.nodes, key=lambda f: f.ratio)
+    if len(hosts) > MATRIX_MAX_NODES:
+        shown = shown[:WORST_SHOWN]
+        pairs = sorted(verdict.matrix.items(), key=lambda item: item[1])[:WORST_SHOWN]
+        out.append(f"# the {len(pairs)} slowest pairs of {len(verdict.matrix)} (all of them: isolate-matrix.csv)")
+        out += [f"#   {hosts[a]}-{hosts[b]}  {busbw:.3f} GB/s  {busbw / verdict.level:.2f}" for (a, b), busbw in pairs]
+        out.append(f"# the {len(shown)} slowest nodes of {len(hosts)}")
+    out.append(f"#   {'node':<{width}} measured  slow  median busbw  of level")
+    out += [
+        f"#   {hosts[f.node]:<{width}} {f.measurements:>8}  {f.slow:>4}  {f.median_busbw:>12.3f}  {f.ratio:>8.2f}"
+        for f in (shown if len(hosts) > MATRIX_MAX_NODES else sorted(verdict.nodes, key=lambda f: f.node))
+    ]
+    return out
+
+
+def _cell(busbw: float | None, diagonal: bool, width: int) -> str:
+    text = "-" if diagonal else "" if busbw is None else f"{busbw:.3f}"
+    return f"{text:>{width}}"
+
+
+def _bisect_lines(iso: IsolateOutcome) -> list[str]:
+    """Bisect measures groups of every size: its path, round by round, says more than a sparse matrix."""
+    by_round: dict[int, list[tuple[Group, float]]] = {}
+    for m in iso.rounds.measured:
+        by_round.setdefault(m.round, []).append((m.nodes, m.busbw))
+    assert iso.verdict is not None
+    threshold = iso.verdict.level * (1 - iso.verdict.tolerance)
+    out = []
+    for number, groups in sorted(by_round.items()):
+        parts = [
+            f"{collect_hostlist(iso.hosts[n] for n in g)} {busbw:.3f}{' SHORT' if busbw < threshold else ''}"
+            for g, busbw in groups
+        ]
+        out.append(f"# round {number}: " + "; ".join(parts))
+    return out
+
+
+def _findings(iso: IsolateOutcome) -> list[str]:
+    hosts, verdict = iso.hosts, iso.verdict
+    out = []
+    for node in iso.stopped:
+        out.append(f"BAD NODE {node.host}: stopped answering during the test ({node.how})")
+    if verdict is not None:
+        for f in verdict.bad_nodes:
+            out.append(
+                f"BAD NODE {hosts[f.node]}: median busbw {f.median_busbw:.3f} GB/s, {f.ratio:.2f} of the level, "
+                f"{f.slow} of {f.measurements} measurement(s) slow"
+            )
+        for link in verdict.bad_links:
+            a, b = (hosts[n] for n in link.nodes)
+            out.append(
+                f"BAD LINK {a}-{b}: busbw {link.busbw:.3f} GB/s, {link.ratio:.2f} of the level, while {a} and {b} "
+                "are healthy with the other nodes"
+            )
+        out += [f"# note: {note}" for note in verdict.notes]
+    if iso.exclude():
+        out.append(f"# exclude the bad nodes from the next job: {iso.exclude()}")
+        out.append(f"# drain them (for an admin; collbench never runs it): {iso.drain()}")
+    if verdict is not None and verdict.bad_links:
+        out.append("# a bad link: look at the cables, ports and switch ports between its two nodes")
+    if not iso.found and verdict is not None and not iso.problems:
+        out.append(
+            f"# nothing found: every node and link measured is within {verdict.tolerance:.0%} of the healthy level"
+        )
+    return out
+
+
+def matrix_rows(iso: IsolateOutcome) -> list[list[str]]:
+    """The node x node matrix as CSV rows: a header of hosts, then one row per host (empty: not measured)."""
+    matrix = iso.verdict.matrix if iso.verdict else {}
+    rows = [["node", *iso.hosts]]
+    for i, host in enumerate(iso.hosts):
+        cells = [matrix.get((min(i, j), max(i, j))) for j in range(len(iso.hosts))]
+        rows.append([host, *("" if c is None else f"{c:.6g}" for c in cells)])
+    return rows
+
+
+def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
+    verdict, hosts = iso.verdict, iso.hosts
+    plain: dict[str, Any] = {
+        "run_id": iso.run_id,
+        "mode": iso.rounds.mode,
+        "hosts": hosts,
+        "rounds": [
+            {"round": m.round, "nodes": [hosts[n] for n in m.nodes], "busbw": m.busbw} for m in iso.rounds.measured
+        ],
+        "round_seconds": iso.seconds,
+        "unfinished": [[hosts[n] for n in g] for g in iso.rounds.unfinished],
+        "found": iso.found,
+        "stopped": [asdict(node) for node in iso.stopped],
+        "exclude": iso.exclude(),
+        "drain": iso.drain(),
+        "problems": iso.problems,
+    }
+    if verdict is not None:
+        plain |= {
+            "level": verdict.level,
+            "spread": verdict.spread,
+            "tolerance": verdict.tolerance,
+            "nodes": [{"host": hosts[f.node], **asdict(f)} for f in verdict.nodes],
+            "bad_nodes": [hosts[f.node] for f in verdict.bad_nodes],
+            "bad_links": [{**asdict(link), "nodes": [hosts[n] for n in link.nodes]} for link in verdict.bad_links],
+            "notes": verdict.notes,
+            "matrix": [[hosts[a], hosts[b], busbw] for (a, b), busbw in sorted(verdict.matrix.items())],
+        }
+    return plain
+
+
+def write_isolate(run: RunDir, iso: IsolateOutcome) -> None:
+    write_json_atomic(run.isolate_verdict, to_plain(iso))
+    text = io.StringIO()
+    csv.writer(text).writerows(matrix_rows(iso))
+    run.isolate_matrix.write_text(text.getvalue(), encoding="utf-8")
+
+
+def plot_matrix(iso: IsolateOutcome, path: Path) -> None:
+    from jobs.inspect.plot import pyplot
+
+    plt = pyplot()
+    n = len(iso.hosts)
+    matrix = iso.verdict.matrix if iso.verdict else {}
+    grid = [[matrix.get((min(i, j), max(i, j)), math.nan) for j in range(n)] for i in range(n)]
+    figure, axes = plt.subplots(figsize=(2 + 0.45 * n, 1.5 + 0.45 * n) if n <= 32 else (12, 11))
+    image = axes.imshow(grid, cmap="viridis", interpolation="nearest")
+    figure.colorbar(image, ax=axes, label="busbw (GB/s)")
+    if n <= 32:
+        axes.set_xticks(range(n), iso.hosts, rotation=90)
+        axes.set_yticks(range(n), iso.hosts)
+    axes.set_title(f"collbench isolate {iso.run_id}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

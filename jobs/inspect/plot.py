@@ -1,0 +1,63 @@
+"""PNG plots (matplotlib, the optional `plot` extra): busbw against size for a run, against nodes for a sweep."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from collectives.results import SummaryRow, headline_rows
+from jobs.config.schema import ConfigError
+
+
+def pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("--plot needs matplotlib: pip install 'collbench[plot]'") from None
+    return plt
+
+
+def plot_busbw(rows: list[SummaryRow], path: Path, title: str) -> None:
+    plt = pyplot()
+    lines: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for row in headline_rows(rows).values():  # one line per op, as nccl-tests' first busbw column
+        lines[row.op].append((row.size, row.busbw))
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for op, points in lines.items():
+        points.sort()
+        axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=op)
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("message size (bytes)")
+    axes.set_ylabel("busbw (GB/s)")
+    axes.set_title(title)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_scaling(per_nodes: dict[int, dict[tuple[str, int], SummaryRow]], path: Path, title: str) -> None:
+    """busbw against node count, one line per size band, one panel per op."""
+    from jobs.inspect.scale import band_means
+
+    plt = pyplot()
+    means = band_means(per_nodes)
+    figure, axes = plt.subplots(1, max(1, len(means)), figsize=(5 * max(1, len(means)), 4), squeeze=False)
+    for axis, (op, bands) in zip(axes[0], means.items(), strict=False):
+        for band, points in bands.items():
+            counts = sorted(points)
+            axis.plot(counts, [points[n] for n in counts], marker="o", label=band)
+        axis.set_title(op)
+        axis.set_xlabel("nodes")
+        axis.set_ylabel("busbw (GB/s)")
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize="small")
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

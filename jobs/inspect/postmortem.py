@@ -1,0 +1,335 @@
+"""How each rank ended and which rank (or node) caused a failure: cause before symptom.
+
+Evidence, all read from the run directory:
+  - each rank's status file: ok, failed (with its error), stopped (with the signal), or still 'running';
+  - srun's and slurmstepd's own lines in the batch script's stderr (slurm.evidence): a task that was
+    killed, crashed or exited, and whether that came before srun began tearing the step down;
+  - the Slurm facts `wait` and `status` record in slurm.json: the job's state, nodes Slurm marks down
+    or not responding, nodes whose slurmd does not answer;
+  - heartbeats: which ranks were behind the others when the others gave up.
+
+Ranks are then judged, most to least likely the cause: a rank that raised an error of its own; a rank
+that died without recording anything (srun saw it killed, or the job is over and it never wrote an
+end); a node that stopped answering, with the ranks on it; a rank that hung (it never failed, and was
+behind the ranks that gave up on it). Ranks whose error is a lost peer (connection reset or closed, a
+timeout, an NCCL remote error) only noticed, and are named as such, after the cause.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jobs.inspect.progress import RankProgress, read_progress
+from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from slurm.evidence import StepEvidence, read_step_messages, signal_of
+from slurm.states import state_info
+
+Kind = Literal["ok", "own", "peer", "dead", "killed", "lost", "hung", "stopped", "running", "absent"]
+
+LOST_PEER = re.compile(
+    r"Connection reset by peer|Connection closed by peer|Broken pipe|Connection refused|Timed out waiting|"
+    r"timed out|Timeout|Socket Timeout|remote process exited|ncclRemoteError|remote error|network error|"
+    r"DistNetworkError|recvValue failed|Connection lost|communicator was aborted|watchdog",
+    re.IGNORECASE,
+)
+PEER_ADDRESS = re.compile(r"\[(?P<addr>[0-9a-fA-F:.]+)\]:\d+")
+
+
+def short_error(error: str) -> str:
+    """An error without the build paths and boilerplate torch and gloo wrap around it."""
+    text = re.sub(r"\[/[^\]]*?/(gloo/[^\]]+)\]", r"[\1]", error)
+    return text.split(". This is typically")[0].strip()
+
+
+def is_lost_peer(error: str) -> bool:
+    """An error that says a peer went away or stopped answering, not that this rank went wrong."""
+    return bool(LOST_PEER.search(error))
+
+
+@dataclass(frozen=True, slots=True)
+class RankEnd:
+    rank: int
+    host: str
+    kind: Kind
+    state: str
+    """What `status` shows: ok, failed, stopped, dead, lost, hung, running, never started."""
+    how: str
+    """One line: the error, the signal, srun's words."""
+    at: float = 0.0
+    """When it ended (failed_at, stopped_at), 0 when unknown."""
+
+
+@dataclass(slots=True)
+class JobFacts:
+    """What Slurm said of the job when `wait` or `status` last asked (kept in the run's slurm.json)."""
+
+    state: str = ""
+    nodes: str = ""
+    unhealthy: dict[str, str] = field(default_factory=dict)
+    """Node -> Slurm's description (down and not responding (Not responding), ...)."""
+    unanswering: list[str] = field(default_factory=list)
+    """Nodes whose slurmd did not accept a connection from the submitting host."""
+
+    @property
+    def final(self) -> bool:
+        return bool(self.state) and state_info(self.state).final
+
+    @classmethod
+    def read(cls, run: RunDir) -> JobFacts:
+        try:
+            data = read_json(run.slurm_file)
+        except (OSError, ValueError):
+            return cls()
+        return cls(
+            state=str(data.get("state", "")),
+            nodes=str(data.get("nodes", "")),
+            unhealthy=dict(data.get("unhealthy", {})),
+            unanswering=list(data.get("unanswering", [])),
+        )
+
+    def save(self, run: RunDir) -> None:
+        plain = {"state": self.state, "nodes": self.nodes, "unhealthy": self.unhealthy, "unanswering": self.unanswering}
+        write_json_atomic(run.slurm_file, plain)
+
+
+@dataclass(slots=True)
+class Postmortem:
+    ends: dict[int, RankEnd]
+    causes: list[str] = field(default_factory=list)
+    """Most likely cause first: what the headline names."""
+    consequences: list[str] = field(default_factory=list)
+    """Ranks that noticed, were ended by srun or the launcher after the cause, never started, ..."""
+
+    @property
+    def problems(self) -> list[str]:
+        return self.causes + self.consequences
+
+    def ended(self) -> bool:
+        """Every rank has recorded its end, or is known dead, lost or hung: the verdict will not change."""
+        return bool(self.ends) and all(e.kind not in ("running", "absent") for e in self.ends.values())
+
+
+def batch_stderr(run: RunDir, job_id: str) -> Iterable[str]:
+    """The batch script's stderr, where srun and slurmstepd write (submitit's <job>_0_log.err)."""
+    path = run.submitit_dir / f"{job_id}_0_log.err"
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            yield from handle
+    except OSError:
+        return
+
+
+def examine(run: RunDir, statuses: dict[int, dict[str, Any]], world_size: int) -> Postmortem:
+    """Each rank's end and the failure's cause, from the run directory alone."""
+    meta = run.read_meta()
+    launcher = meta.get("launcher")
+    job_id = str(meta.get("job_id", ""))
+    steps = read_step_messages(batch_stderr(run, job_id)) if launcher == "slurm" and job_id else None
+    facts = JobFacts.read(run)
+    hosts = {rank: str(s.get("host", "?")) for rank, s in statuses.items()}
+    progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
+    return judge(world_size, statuses, progress, steps, facts, local=launcher == "local")
+
+
+def judge(
+    world_size: int,
+    statuses: dict[int, dict[str, Any]],
+    progress: dict[int, RankProgress],
+    steps: StepEvidence | None,
+    facts: JobFacts,
+    local: bool = False,
+) -> Postmortem:
+    lost_nodes = {**dict.fromkeys(facts.unanswering, "its slurmd does not answer from here"), **facts.unhealthy}
+    ends = {rank: _rank_end(rank, statuses.get(rank), steps, facts, lost_nodes, local) for rank in range(world_size)}
+    ends = _mark_hung(ends, progress)
+    report = Postmortem(ends=ends)
+    report.causes = _causes(ends, steps, lost_nodes, statuses, facts)
+    report.consequences = _consequences(ends, statuses, facts, bool(report.causes))
+    return report
+
+
+def _rank_end(
+    rank: int,
+    status: dict[str, Any] | None,
+    steps: StepEvidence | None,
+    facts: JobFacts,
+    lost_nodes: dict[str, str],
+    local: bool,
+) -> RankEnd:
+    task_end = steps.task_ends.get(rank) if steps else None
+    if status is None:
+        host = task_end.host if task_end else "?"
+        if task_end and task_end.before_teardown:
+            return RankEnd(rank, host, "dead", "dead", f"{task_end.how} before it wrote anything (srun)")
+        return RankEnd(rank, host, "absent", "never started", "no status file")
+    host, state = str(status.get("host", "?")), str(status.get("state", "?"))
+    error = str(status.get("error", ""))
+    if state == "ok":
+        return RankEnd(rank, host, "ok", "ok", "finished")
+    if host in lost_nodes:
+        return RankEnd(rank, host, "lost", "lost", f"its node {host} is {lost_nodes[host]}", _ended_at(status))
+    if state == "failed":
+        kind: Kind = "peer" if is_lost_peer(error) else "own"
+        return RankEnd(rank, host, kind, "failed", short_error(error), float(status.get("failed_at", 0.0)))
+    if state == "stopped":
+        return RankEnd(rank, host, "stopped", "stopped", error or "stopped", float(status.get("stopped_at", 0.0)))
+    if task_end is not None:
+        how = f"{task_end.how} ({signal_of(task_end.how)}) per srun, with nothing recorded"
+        if task_end.before_teardown:
+            return RankEnd(rank, host, "dead", "dead", how)
+        return RankEnd(rank, host, "killed", "dead", f"ended by srun after the step failed: {task_end.how}")
+    if local and not _pid_alive(status):
+        return RankEnd(rank, host, "dead", "dead", f"its process {status.get('pid')} is gone, with nothing recorded")
+    if facts.final:
+        return RankEnd(rank, host, "dead", "dead", f"recorded no end; the job ended {facts.state}")
+    return RankEnd(rank, host, "running", "running", "running")
+
+
+def _ended_at(status: dict[str, Any]) -> float:
+    return float(status.get("failed_at", status.get("stopped_at", 0.0)))
+
+
+def _pid_alive(status: dict[str, Any]) -> bool:
+    try:
+        os.kill(int(status["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, KeyError, ValueError):
+        return True  # not ours to probe: assume alive
+    return True
+
+
+def _mark_hung(ends: dict[int, RankEnd], progress: dict[int, RankProgress]) -> dict[int, RankEnd]:
+    """Ranks that never failed themselves and were behind the ranks that gave up waiting for them, when
+    nothing else explains the failure (after a death or an error, the ranks left behind are its victims)."""
+    noticers = [e.rank for e in ends.values() if e.kind == "peer"]
+    if not noticers or any(e.kind in ("own", "dead", "lost") for e in ends.values()):
+        return ends
+    front = max(progress[r].position for r in noticers if r in progress) if progress else -2
+    marked = dict(ends)
+    for rank, end in ends.items():
+        place = progress.get(rank)
+        if end.kind in ("running", "stopped", "killed", "dead") and place is not None and place.position < front:
+            if end.kind == "dead" and "srun" in end.how:
+                continue  # died on its own: that is the cause, not a hang
+            marked[rank] = RankEnd(
+                rank, end.host, "hung", "hung",
+                f"never failed itself and was behind the ranks that gave up on it: {place.where} "
+                f"(last heartbeat {_clock(place.at)}); then {end.how}",
+                end.at,
+            )  # fmt: skip
+    return marked
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at)) if at > 0 else "never"
+
+
+def rank_spans(ranks: Iterable[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8'."""
+    spans: list[list[int]] = []
+    for rank in sorted(ranks):
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _causes(
+    ends: dict[int, RankEnd],
+    steps: StepEvidence | None,
+    lost_nodes: dict[str, str],
+    statuses: dict[int, dict[str, Any]],
+    facts: JobFacts,
+) -> list[str]:
+    causes = []
+    own = sorted((e for e in ends.values() if e.kind == "own"), key=lambda e: e.at)
+    for i, end in enumerate(own):
+        causes.append(f"rank {end.rank} on {end.host} failed {'first' if i == 0 else 'after it'}: {end.how}")
+    order = steps.task_ends if steps else {}
+    dead = sorted(
+        (e for e in ends.values() if e.kind == "dead"),
+        key=lambda e: order[e.rank].order if e.rank in order else 1 << 30,
+    )
+    for end in dead:
+        causes.append(f"rank {end.rank} on {end.host} died: {end.how} (killed, out of memory or crashed)")
+    for node, why in sorted(lost_nodes.items()):
+        on_it = [e.rank for e in ends.values() if e.host == node]
+        if on_it:
+            causes.append(f"node {node} stopped answering ({why}): rank(s) {rank_spans(on_it)} ran there")
+    for end in sorted((e for e in ends.values() if e.kind == "hung"), key=lambda e: e.rank):
+        causes.append(f"rank {end.rank} on {end.host} hung: {end.how}")
+    if not causes:
+        causes += _stop_cause(ends, steps, facts)
+    if facts.state.startswith("NODE_FAIL"):
+        causes.append(
+            f"the job ended NODE_FAIL on {facts.nodes or 'its nodes'} and was not run again: a rerun on other nodes "
+            "would measure another cluster (slurm.requeue=true lets Slurm requeue it, each attempt kept apart)"
+        )
+    return causes
+
+
+def _stop_cause(ends: dict[int, RankEnd], steps: StepEvidence | None, facts: JobFacts) -> list[str]:
+    stopped = [e for e in ends.values() if e.kind == "stopped"]
+    if not stopped:
+        return []
+    first = min(stopped, key=lambda e: e.at or float("inf"))
+    why = steps.cancelled if steps and steps.cancelled else ""
+    slurm = f"; Slurm: {facts.state}" if facts.state else ""
+    return [
+        f"stopped: rank(s) {rank_spans(e.rank for e in stopped)} recorded a stop ({first.how}, first at "
+        f"{_clock(first.at)}{', ' + why if why else ''}{slurm}): cancelled, preempted, requeued or out of time"
+    ]
+
+
+def _consequences(
+    ends: dict[int, RankEnd], statuses: dict[int, dict[str, Any]], facts: JobFacts, have_cause: bool
+) -> list[str]:
+    lines = []
+    noticers = sorted((e for e in ends.values() if e.kind == "peer"), key=lambda e: e.at)
+    if noticers:
+        first = noticers[0]
+        verb = "noticed a lost peer"
+        if not have_cause:
+            verb += " first, and no rank shows a cause of its own"
+        lines.append(
+            f"rank(s) {rank_spans(e.rank for e in noticers)} {verb} (first rank {first.rank} on {first.host}: "
+            f"{_with_peer_host(first.how, statuses)})"
+        )
+    stopped = [e.rank for e in ends.values() if e.kind == "stopped"]
+    if stopped and any(e.kind in ("own", "dead", "lost", "hung") for e in ends.values()):
+        lines.append(f"rank(s) {rank_spans(stopped)} were stopped after it")
+    killed = [e.rank for e in ends.values() if e.kind == "killed"]
+    if killed:
+        lines.append(f"rank(s) {rank_spans(killed)} were ended by srun after the step failed")
+    absent = [e.rank for e in ends.values() if e.kind == "absent"]
+    if absent and len(absent) == len(ends):
+        lines.append(f"no rank started (none of the {len(ends)} wrote a status file)")
+    elif absent:
+        lines.append(f"rank(s) {rank_spans(absent)} never started (no status file)")
+    running = [e for e in ends.values() if e.kind == "running"]
+    if running:
+        lines.append(
+            f"rank(s) {rank_spans(e.rank for e in running)} did not finish: still running, or hung without a trace"
+            + (f" (job {facts.state})" if facts.state else "")
+        )
+    return lines
+
+
+def _with_peer_host(error: str, statuses: dict[int, dict[str, Any]]) -> str:
+    """Add the host behind an address an error names: '... [10.78.0.12]:60629 ...' (n2)."""
+    match = PEER_ADDRESS.search(error)
+    short = short_error(error)
+    if not match:
+        return short
+    addr = match.group("addr").removeprefix("::ffff:")
+    for status in statuses.values():
+        if addr in status.get("addresses", []):
+            return f"{short} (the peer at {addr} is {status['host']})"
+    return short

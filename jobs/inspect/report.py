@@ -1,0 +1,205 @@
+"""Tables and verdicts from a run directory alone: what `run`, `wait` and `report` print."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
+from collectives.table import RankPlace, SweepHeader, render_op_table
+from jobs.config.model import Config, config_from_plain
+from jobs.inspect.analysis import Analyser, Analysis
+from jobs.inspect.fabric import FabricReport, fabric_report
+from jobs.inspect.postmortem import Postmortem, examine, rank_spans
+from jobs.inspect.setup_time import SetupTime, setup_time
+from jobs.rundir.layout import RunDir, rank_of, read_json, write_json_atomic
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Verdicts beyond #wrong: the least busbw a size range must reach."""
+
+    min_busbw: float | None = None
+    """GB/s; None checks nothing."""
+    min_size: int = 0
+    max_size: int | None = None
+
+    def problems(self, rows: list[SummaryRow]) -> list[str]:
+        if self.min_busbw is None:
+            return []
+        found = []
+        for row in rows:
+            in_range = row.size >= self.min_size and (self.max_size is None or row.size <= self.max_size)
+            if in_range and row.busbw < self.min_busbw:
+                root = f" root {row.root}" if row.root >= 0 else ""
+                found.append(
+                    f"{row.op} size {row.size} {placement_name(row.in_place)}{root}: busbw {row.busbw:.3f} GB/s "
+                    f"is below --min-busbw {self.min_busbw:g}"
+                )
+        return found
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    config: Config
+    statuses: dict[int, dict[str, Any]]
+    rows: list[SummaryRow]
+    problems: list[str] = field(default_factory=list)
+    """One line per failed rank, missing rank or wrong result; empty when the run passed."""
+    analysis: Analysis | None = None
+    """The per-rank and per-host view, when asked for."""
+    postmortem: Postmortem | None = None
+    """How each rank ended, and what caused a failure."""
+    setup: SetupTime | None = None
+    """The process group's set-up time over the ranks that recorded it."""
+    fabric: FabricReport | None = None
+    """Which transport NCCL used and the state of every RDMA port, per host."""
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+
+def load_run_config(run: RunDir) -> Config:
+    data = OmegaConf.to_container(OmegaConf.load(run.config_file), resolve=True)
+    assert isinstance(data, dict)
+    return config_from_plain({str(k): v for k, v in data.items()})
+
+
+def result_files(run: RunDir) -> list[Path]:
+    return sorted(run.results_dir.glob("rank-*.jsonl"))
+
+
+def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
+    statuses = {}
+    for path in sorted(run.status_dir.glob("rank-*.json")):
+        try:
+            status = read_json(path)
+        except (OSError, ValueError):
+            continue
+        statuses[int(status["rank"])] = status
+    return statuses
+
+
+def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
+    """Every rank's end and the aggregated rows, with what went wrong, cause first; the results are
+    read once."""
+    cfg = load_run_config(run)
+    statuses = read_statuses(run)
+    postmortem = examine(run, statuses, cfg.world_size)
+    damaged: list[DamagedLine] = []
+    records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
+    analyser = Analyser() if with_analysis else None
+    rows = summarize(analyser.watch(records) if analyser else records, average=cfg.bench.average)
+    fabric = fabric_report(run, cfg.backend, cfg.fabric, statuses)
+    outcome = RunOutcome(
+        config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric
+    )
+    damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
+    outcome.problems = postmortem.problems + _damage_problems(damage) + _row_problems(rows, cfg.world_size)
+    outcome.problems += (thresholds or Thresholds()).problems(rows)
+    outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
+    outcome.analysis = analyser.finish(run) if analyser else None
+    return outcome
+
+
+def _damage_problems(damaged: list[DamagedLine]) -> list[str]:
+    """A line still being written by a running rank is not damage; any other unreadable line is."""
+    return [
+        f"rank {rank_of(line.path)}: results line damaged, left out: {line.describe()}"
+        + (" (its writer was likely killed mid-write)" if line.last else "")
+        for line in damaged
+    ]
+
+
+def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
+    problems = []
+    for row in rows:
+        placement = placement_name(row.in_place)
+        if row.wrong > 0:
+            problems.append(
+                f"{_where(row)}{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
+                f"{', '.join(map(str, row.wrong_ranks))}"
+            )
+        expected = len(row.members) if row.members else world_size
+        if row.ranks_reporting != expected or row.missing_ranks:
+            missing = f" (missing: rank(s) {rank_spans(row.missing_ranks)})" if row.missing_ranks else ""
+            problems.append(
+                f"{_where(row)}{row.op} size {row.size} {placement}: only {row.ranks_reporting}/{expected} ranks "
+                f"reported{missing}"
+            )
+        if row.duplicate_ranks:
+            problems.append(
+                f"{_where(row)}{row.op} size {row.size} {placement}: rank(s) {rank_spans(row.duplicate_ranks)} "
+                "reported it more than once (only the first counts)"
+            )
+    return problems
+
+
+def _where(row: SummaryRow) -> str:
+    return f"{row.group}: " if row.group else ""
+
+
+def render_tables(outcome: RunOutcome) -> list[str]:
+    cfg = outcome.config
+    bench = cfg.isolate.bench(cfg.bench) if cfg.task == "isolate" else cfg.bench
+    header = SweepHeader(
+        min_bytes=bench.min_bytes,
+        max_bytes=bench.max_bytes,
+        step_factor=bench.step_factor,
+        warmup_iters=bench.warmup_iters,
+        iters=bench.iters,
+        check=bench.check,
+        backend=cfg.backend,
+        graph_launches=bench.cuda_graph_launches,
+        average=bench.average,
+        report_cputime=bench.report_cputime,
+    )
+    places = [
+        RankPlace(rank=s["rank"], host=s["host"], pid=int(s["pid"]), device=s["device"])
+        for _, s in sorted(outcome.statuses.items())
+    ]
+    lines: list[str] = []
+    for group in dict.fromkeys(row.group for row in outcome.rows):  # collbench isolate: a table per group
+        rows = [row for row in outcome.rows if row.group == group]
+        members = set(rows[0].expected_ranks) if group else None
+        if group:
+            lines += [f"# ---- {group}", ""]
+        for op in dict.fromkeys(row.op for row in rows):
+            op_rows = [row for row in rows if row.op == op]
+            lines += render_op_table(op, op_rows, header, [p for p in places if members is None or p.rank in members])
+            lines.append("")
+    if outcome.setup is not None:
+        lines += [f"# {outcome.setup.describe(cfg.backend)}", ""]
+    if outcome.fabric is not None:
+        lines += [*outcome.fabric.lines(), ""]
+    return lines
+
+
+def write_table(run: RunDir, outcome: RunOutcome) -> None:
+    run.table_file.write_text("\n".join(render_tables(outcome)) + "\n", encoding="utf-8")
+
+
+def finalize(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
+    """Assess the run and write table.txt and summary.json into it."""
+    outcome = assess(run, thresholds, with_analysis=with_analysis)
+    write_table(run, outcome)
+    write_json_atomic(
+        run.summary_file,
+        {
+            "run_id": run.run_id,
+            "passed": outcome.passed,
+            "problems": outcome.problems,
+            "setup": asdict(outcome.setup) if outcome.setup else None,
+            "fabric": outcome.fabric.to_json() if outcome.fabric else None,
+            "rows": [asdict(r) for r in outcome.rows],
+        },
+    )
+    return outcome

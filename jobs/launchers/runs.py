@@ -1,0 +1,86 @@
+"""Starting runs: the run directory, the config the ranks and the directory see, and Slurm submission."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from jobs.config.model import Config, ConfigError
+from jobs.config.schema import to_plain
+from jobs.rundir.layout import RunDir
+
+
+def public_config(cfg: Config) -> dict[str, Any]:
+    """The config as the run directory and the ranks see it: secret-looking env values are exported
+    into the environment the ranks inherit (local controller, or sbatch's --export=ALL) instead."""
+    from jobs.config.secrets import withhold_secrets
+
+    public, secrets = withhold_secrets(to_plain(cfg))
+    os.environ.update(secrets)
+    return public
+
+
+def new_run(cfg: Config, public: dict[str, Any]) -> RunDir:
+    """A new run directory holding `public` (public_config(cfg)) as its config.yaml."""
+    run = RunDir.create(cfg.output_dir, cfg.launcher)
+    run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(public)), encoding="utf-8")
+    run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes, task=cfg.task)
+    return run
+
+
+def require_slurm(cfg: Config) -> None:
+    if cfg.launcher != "slurm":
+        raise ConfigError(
+            f"launcher: {cfg.launcher!r} cannot be submitted; use collbench run, or a Slurm config "
+            "(--config slurm) or launcher=slurm"
+        )
+
+
+def check_output_dir(output_dir: str) -> None:
+    """output_dir must be a directory this process can write, or creatable: said before anything starts."""
+    path = Path(output_dir).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"output_dir: {str(path)!r} is not a directory; allowed: a writable directory or a new path")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"output_dir: {str(path)!r} lies under {str(existing)!r}, which is not a directory")
+    try:  # root ignores permission bits, not a read-only mount: try for real
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".collbench-probe-"):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"output_dir: {str(path)!r} cannot be written ({error.strerror} in {str(existing)!r}); "
+            "allowed: a writable directory"
+        ) from None
+
+
+def check_cluster_can_run(cfg: Config) -> None:
+    """Slurm's partitions, accounts and QOS against the request: bad input before sbatch, never a job that
+    waits forever."""
+    from slurm.preflight import RequestRefused
+    from slurm.submission import preflight
+
+    try:
+        preflight(cfg.slurm, cfg.nodes, cfg.timeouts.job_min)
+    except RequestRefused as error:
+        raise ConfigError(str(error)) from None
+
+
+def submit_new_run(cfg: Config) -> tuple[RunDir, str]:
+    """A new run directory and its Slurm job; if sbatch refuses, the directory is removed again."""
+    from jobs.launchers.slurm import submit_run
+
+    check_output_dir(cfg.output_dir)
+    public = public_config(cfg)
+    run = new_run(cfg, public)
+    try:
+        job_id = submit_run(cfg, public, run)
+    except BaseException:
+        shutil.rmtree(run.path, ignore_errors=True)
+        raise
+    return run, job_id

@@ -1,0 +1,140 @@
+"""collbench isolate inside the job: the same rounds on every rank, each round's groups measured at once.
+
+Every rank creates every group of a round, in the same order (torch.distributed.new_group is collective
+over the world), runs the sweep in its own group, then all ranks share the round's results, so that
+every rank computes the same figures and bisect plans the same next round everywhere. A rank whose node
+rests this round only joins the sharing. Each result goes to the rank's results file as it is measured,
+labelled with its round and group: a node that dies leaves every earlier round on disk.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from loguru import logger
+
+from collectives.results import RankResult, summarize
+from collectives.sweep import OnProgress, RankContext, run_sweep
+from jobs.config.model import Config
+from jobs.isolate.plan import Group
+from jobs.isolate.rounds import Rounds, group_figures
+from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.runtime.placement import Placement
+
+Emit = Callable[[RankResult], None]
+
+
+def run_isolate(
+    cfg: Config, run: RunDir, placement: Placement, device: torch.device, emit: Emit, on_progress: OnProgress
+) -> int:
+    """Run every round; the number of results this rank measured."""
+    hosts, ranks_of = _nodes(placement)
+    rounds = Rounds(cfg.isolate, hosts)
+    settings = cfg.isolate.bench(cfg.bench)
+    timeout = datetime.timedelta(seconds=cfg.timeouts.collective_s)
+    if placement.rank == 0:
+        _write_plan(run, rounds, ranks_of)
+    measured = 0
+    while (groups := rounds.start()) is not None:
+        started = time.time()
+        member = _join_round(groups, ranks_of, placement.rank, timeout)
+        mine: list[RankResult] = []
+        if member is not None:
+            group, ranks, process_group = member
+            ctx = RankContext(
+                rank=ranks.index(placement.rank),
+                nranks=len(ranks),
+                local_rank=placement.local_rank,
+                host=placement.host,
+                device=device,
+                group=process_group,
+            )
+            labelled = _Labelled(placement.rank, rounds.label(group), ranks, emit)
+            run_sweep(settings, ctx, labelled, on_progress=on_progress)
+            dist.destroy_process_group(process_group)
+            mine = labelled.results
+        figures = _share(mine)
+        measured += len(mine)
+        if not rounds.finish(figures):
+            raise RuntimeError(f"round {rounds.round_no}: no figure for {rounds.unfinished}")
+        if placement.rank == 0:
+            _log_round(run, rounds, groups, figures, time.time() - started)
+    logger.info(f"isolate: {rounds.round_no} round(s) in mode {rounds.mode}")
+    return measured
+
+
+class _Labelled:
+    """Emits each result of a group's sweep under the global rank, with its round and group, and keeps it."""
+
+    def __init__(self, rank: int, label: str, members: list[int], emit: Emit) -> None:
+        self.rank, self.label, self.members, self.emit = rank, label, members, emit
+        self.results: list[RankResult] = []
+
+    def __call__(self, result: RankResult) -> None:
+        result.rank, result.group, result.members = self.rank, self.label, self.members
+        self.emit(result)
+        self.results.append(result)
+
+
+def _nodes(placement: Placement) -> tuple[list[str], list[list[int]]]:
+    """Every node's host, by node rank, and its global ranks: from every rank, not from assumptions
+    about how Slurm lays tasks out."""
+    places: list[Any] = [None] * placement.world_size
+    dist.all_gather_object(places, (placement.rank, placement.node_rank, placement.host))
+    hosts = [""] * placement.nnodes
+    ranks_of: list[list[int]] = [[] for _ in range(placement.nnodes)]
+    for rank, node, host in places:
+        hosts[node] = host
+        ranks_of[node].append(rank)
+    return hosts, [sorted(ranks) for ranks in ranks_of]
+
+
+def _join_round(
+    groups: tuple[Group, ...], ranks_of: list[list[int]], rank: int, timeout: datetime.timedelta
+) -> tuple[Group, list[int], dist.ProcessGroup] | None:
+    """Create every group of the round (all ranks, same order); this rank's group, or None if it rests."""
+    member = None
+    for group in groups:
+        ranks = sorted(r for node in group for r in ranks_of[node])
+        process_group = dist.new_group(ranks, timeout=timeout)
+        if rank in ranks:
+            assert isinstance(process_group, dist.ProcessGroup)
+            member = (group, ranks, process_group)
+    return member
+
+
+def _share(mine: list[RankResult]) -> dict[str, float]:
+    """Every rank's results of this round, from every rank: the same figures everywhere."""
+    gathered: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, [result.to_json() for result in mine])
+    records = [RankResult.from_json(line) for lines in gathered for line in lines]
+    return group_figures(summarize(records))
+
+
+def _write_plan(run: RunDir, rounds: Rounds, ranks_of: list[list[int]]) -> None:
+    run.isolate_dir.mkdir(exist_ok=True)
+    write_json_atomic(
+        run.isolate_plan,
+        {"mode": rounds.mode, "hosts": rounds.hosts, "ranks": ranks_of, "started": time.time()},
+    )
+
+
+def _log_round(run: RunDir, rounds: Rounds, groups: tuple[Group, ...], figures: dict[str, float], took: float) -> None:
+    import json
+
+    record = {
+        "round": rounds.round_no,
+        "groups": [{"nodes": [rounds.hosts[n] for n in g], "busbw": figures[rounds.label(g)]} for g in groups],
+        "seconds": round(took, 3),
+    }
+    with run.isolate_rounds.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    logger.info(
+        f"isolate round {rounds.round_no}: "
+        + ", ".join(f"{rounds.label(g).split(': ')[1]} {figures[rounds.label(g)]:.3f} GB/s" for g in groups)
+    )

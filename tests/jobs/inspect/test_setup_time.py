@@ -1,0 +1,34 @@
+"""The set-up line names the slowest rank and the one that arrived last, from the ranks' status files."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.inspect.setup_time import setup_time
+
+
+def status(host: str, started: float, done: float) -> dict[str, object]:
+    return {"host": host, "setup": {"started": started, "done": done, "seconds": done - started}}
+
+
+def test_the_slowest_rank_and_the_last_to_arrive_are_named() -> None:
+    found = setup_time({
+        0: status("n1", 100.0, 109.0),  # first in, waited 9 s for the others
+        1: status("n1", 101.0, 109.0),
+        2: status("n2", 107.0, 109.5),  # last in: everyone waited for it
+    })  # fmt: skip
+    assert found is not None
+    assert (found.slowest_rank, found.slowest_host, found.slowest_s) == (0, "n1", 9.0)
+    assert (found.last_arrival_rank, found.last_arrival_host) == (2, "n2")
+    assert found.arrival_spread_s == 7.0
+    assert found.after_all_arrived_s == pytest.approx(2.5)
+    assert found.median_s == 8.0 and found.ranks == 3
+    text = found.describe("nccl")
+    assert text.startswith("set-up (NCCL communicator, created eagerly): slowest rank 0 on n1 9.000 s")
+    assert "last to arrive rank 2 on n2, 7.000 s after the first" in text
+
+
+def test_ranks_without_a_set_up_record_are_left_out_and_none_at_all_is_none() -> None:
+    assert setup_time({0: {"host": "n1"}, 1: {"host": "n2", "setup": {"started": "?"}}}) is None
+    found = setup_time({0: {"host": "n1"}, 1: status("n2", 5.0, 6.0)})
+    assert found is not None and (found.ranks, found.slowest_rank) == (1, 1)

@@ -1,0 +1,261 @@
+"""`collbench submit/status/wait/cancel` on the project's real multi-node Slurm cluster (tests/cluster)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobs.inspect.report import load_run_config
+from jobs.launchers.slurm import slurm_request
+from jobs.rundir.layout import RunDir
+from slurm.hostlist import collect_hostlist, expand_hostlist
+from tests.conftest import CommandResult, SlurmCluster, collbench, read_jsonl
+
+pytestmark = [pytest.mark.slurm, pytest.mark.integration]
+
+LOG_HOST = re.compile(r"\| rank=(\d+) local=(\d+) host=(\S+) \|")
+
+
+def submit(
+    cluster: SlurmCluster, workdir: Path, *overrides: str, env: dict[str, str] | None = None
+) -> tuple[str, Path]:
+    result = collbench(
+        "submit",
+        "--config",
+        "testcluster",
+        f"output_dir={workdir / 'runs'}",
+        *overrides,
+        cwd=workdir,
+        env=env or cluster.env(),
+    )
+    assert result.returncode == 0, result.stderr
+    job = re.search(r"^job (\d+)$", result.stdout, re.M)
+    run = re.search(r"^run directory (.+)$", result.stdout, re.M)
+    assert job and run, result.stdout
+    return job.group(1), Path(run.group(1))
+
+
+def wait(cluster: SlurmCluster, workdir: Path, ref: str, timeout: float = 240) -> CommandResult:
+    return collbench(
+        "wait", ref, "--output-dir", str(workdir / "runs"), cwd=workdir, env=cluster.env(), timeout=timeout
+    )
+
+
+def statuses(run: Path) -> dict[int, dict[str, Any]]:
+    return {int(p.stem.split("-")[1]): json.loads(p.read_text()) for p in (run / "status").glob("rank-*.json")}
+
+
+def job_hosts(cluster: SlurmCluster, job_id: str) -> list[str]:
+    out = subprocess.run(
+        ["sacct", "-j", job_id, "-X", "-n", "-P", "-o", "NodeList"],
+        capture_output=True,
+        text=True,
+        env=cluster.env(),
+        check=True,
+    ).stdout
+    return expand_hostlist(out.split()[0])
+
+
+def assert_ranks_placed_where_slurm_put_them(cluster: SlurmCluster, job_id: str, run: Path, world: int) -> set[str]:
+    hosts = job_hosts(cluster, job_id)
+    found = statuses(run)
+    assert sorted(found) == list(range(world))
+    for rank, status in found.items():
+        assert status["state"] == "ok"
+        assert status["host"] == hosts[status["node_rank"]]
+        assert status["master_addr"] == hosts[0], "MASTER_ADDR must be the job's first node"
+        for record in read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl"):
+            assert (record["rank"], record["host"]) == (rank, status["host"])
+        log = (run / "logs" / f"rank-{rank:05d}.log").read_text()
+        tags = {(int(m.group(1)), m.group(3)) for m in LOG_HOST.finditer(log)}
+        assert tags == {(rank, status["host"])}
+    assert len(list((run / "logs").glob("rank-*.log"))) == world
+    return {s["host"] for s in found.values()}
+
+
+def assert_all_correct(run: Path, world: int) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["passed"], summary["problems"]
+    assert {r["op"] for r in summary["rows"]} == {"all_reduce", "all_gather", "reduce_scatter"}
+    for row in summary["rows"]:
+        assert row["wrong"] == 0 and row["ranks_reporting"] == world
+
+
+def test_two_nodes_by_two_tasks_all_ops(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=2")
+    result = wait(slurm_cluster, workdir, job_id)
+    assert result.returncode == 0, result.stderr
+    assert "ended COMPLETED" in result.stderr
+    assert "# collbench all_reduce: 4 ranks" in result.stdout
+    assert_all_correct(run, 4)
+    hosts = assert_ranks_placed_where_slurm_put_them(slurm_cluster, job_id, run, 4)
+    assert len(hosts) == 2, "the job must really span two nodes"
+    assert (run / "table.txt").is_file()
+    # the fabric section on a cluster without RDMA: said plainly, nothing fails; one snapshot pair per node
+    nodes = collect_hostlist(sorted(hosts))
+    assert "#   NCCL was not used (backend gloo): no transport to report" in result.stdout
+    assert f"#   no RDMA device found on {nodes} (nothing under /sys/class/infiniband)" in result.stdout
+    snapshots = sorted(p.name for p in (run / "fabric").iterdir())
+    assert snapshots == sorted(f"ports-{host}-{when}.json" for host in hosts for when in ("start", "end"))
+    # what sbatch received is exactly what --dry-run renders for this run directory
+    submitted = (run / "submitit" / f"{job_id}_submission.sh").read_text()
+    assert submitted == slurm_request(load_run_config(RunDir(run)), run).script()
+
+
+def test_three_nodes_by_one_task_ignores_a_stale_rendezvous_in_the_shell(
+    slurm_cluster: SlurmCluster, workdir: Path
+) -> None:
+    stale = {**slurm_cluster.env(), "MASTER_ADDR": "10.99.99.99", "MASTER_PORT": "1", "RANK": "7", "WORLD_SIZE": "99"}
+    job_id, run = submit(slurm_cluster, workdir, "nodes=3", "slurm.tasks_per_node=1", env=stale)
+    deadline = time.monotonic() + 180
+    while not all(s["state"] == "ok" for s in statuses(run).values()) or len(statuses(run)) < 3:
+        assert time.monotonic() < deadline, statuses(run)
+        time.sleep(0.5)
+    assert "# collbench all_gather: 3 ranks" in (run / "table.txt").read_text(), "rank 0 renders the table itself"
+    result = wait(slurm_cluster, workdir, str(run))
+    assert result.returncode == 0, result.stderr
+    assert_all_correct(run, 3)
+    assert assert_ranks_placed_where_slurm_put_them(slurm_cluster, job_id, run, 3) == {"n1", "n2", "n3"}
+
+
+def test_a_failing_rank_fails_the_job_and_is_named(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=1", "faults.fail_rank=1")
+    result = wait(slurm_cluster, workdir, job_id)
+    assert result.returncode == 1
+    assert f"job {job_id} ended FAILED" in result.stderr
+    assert "FAILED: rank 1 on n2 failed first: InjectedFault" in result.stderr
+    assert statuses(run)[1]["state"] == "failed"
+
+
+def test_a_cancelled_job_is_reported_promptly(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(
+        slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=1", "faults.hang_rank=0", "timeouts.collective_s=600"
+    )
+    deadline = time.monotonic() + 120
+    while len(statuses(run)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    status = collbench("status", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert f"job {job_id}  RUNNING (running)" in status.stdout, status.stdout
+    cancelled = collbench("cancel", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert cancelled.returncode == 0 and f"cancelled job {job_id}" in cancelled.stdout
+    started = time.monotonic()
+    result = wait(slurm_cluster, workdir, job_id)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1
+    assert re.search(rf"job {job_id} ended CANCELLED", result.stderr)
+
+
+def test_two_jobs_at_once_do_not_collide(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    first = submit(slurm_cluster, workdir, "nodes=1", "slurm.tasks_per_node=2", "bench.ops=[all_reduce]")
+    second = submit(slurm_cluster, workdir, "nodes=1", "slurm.tasks_per_node=2", "bench.ops=[all_reduce]")
+    assert first[1] != second[1]
+    for job_id, _ in (first, second):
+        assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    ports = {statuses(run)[0]["master_port"] for _, run in (first, second)}
+    assert len(ports) == 2
+
+
+def test_a_world_size_slurm_did_not_start_is_an_error_on_every_rank(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    # without kill-on-bad-exit no rank is killed before it has checked for itself
+    job_id, run = submit(
+        slurm_cluster,
+        workdir,
+        "nodes=2",
+        "slurm.tasks_per_node=2",
+        "slurm.srun_args=[--ntasks=3]",
+        "slurm.kill_on_bad_exit=false",
+    )
+    result = wait(slurm_cluster, workdir, job_id)
+    assert result.returncode == 1
+    errors = [s["error"] for s in statuses(run).values()]
+    assert len(errors) == 3
+    assert all("Slurm started 3 tasks on 2 nodes, but the config asks for 4" in e for e in errors)
+
+
+def test_missing_slurm_is_a_clear_error_and_submits_nothing(workdir: Path) -> None:
+    env = {**os.environ, "PATH": "/nonexistent"}
+    result = collbench("submit", "--config", "testcluster", f"output_dir={workdir / 'runs'}", cwd=workdir, env=env)
+    assert result.returncode == 3
+    assert "Slurm is not installed here: sbatch" in result.stderr
+    assert not (workdir / "runs").exists()
+
+
+def test_an_unreachable_controller_is_a_clear_error_without_hanging(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    conf = workdir / "slurm.conf"
+    conf.write_text(slurm_cluster.slurm_conf.read_text().replace("SlurmctldPort=6917", "SlurmctldPort=6999"))
+    env = {**slurm_cluster.env(), "SLURM_CONF": str(conf)}
+    started = time.monotonic()
+    result = collbench("submit", "--config", "testcluster", f"output_dir={workdir / 'runs'}", cwd=workdir, env=env)
+    assert time.monotonic() - started < 60
+    assert result.returncode == 3
+    assert "Slurm's controller is not reachable" in result.stderr
+    assert not (workdir / "runs").exists()
+
+
+def test_a_straggler_on_one_node_is_named_with_its_host(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, _ = submit(
+        slurm_cluster,
+        workdir,
+        "nodes=2",
+        "slurm.tasks_per_node=1",
+        "bench.ops=[all_reduce]",
+        "faults.slow_rank=1",
+        "faults.slow_ms=80",
+    )
+    assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    report = collbench("report", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert re.search(r"straggler: rank 1 on n2: starts its measurements \d+\.\d ms after", report.stdout), report.stdout
+    assert "# slowest host: n2 " in report.stdout
+    logs = collbench("logs", job_id, "--rank", "1", "--output-dir", str(workdir / "runs"), cwd=workdir,
+                     env=slurm_cluster.env())  # fmt: skip
+    assert logs.stdout and all(line.startswith("    1 n2 ") for line in logs.stdout.splitlines())
+
+
+def test_a_hung_rank_on_slurm_is_behind_and_leaves_its_stack(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(
+        slurm_cluster,
+        workdir,
+        "nodes=2",
+        "slurm.tasks_per_node=1",
+        "bench.ops=[all_reduce]",
+        "faults.hang_rank=1",
+        "timeouts.collective_s=20",
+        "timeouts.watchdog_s=3",
+    )
+    log1 = run / "logs" / "rank-00001.log"
+    deadline = time.monotonic() + 120
+    while not (log1.exists() and "Timeout (" in log1.read_text()):
+        assert time.monotonic() < deadline, "the hung rank never dumped its stacks"
+        time.sleep(0.5)
+    status = collbench("status", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
+    assert re.search(r"behind the rest: 1 rank\(s\): 1 \(n2, initialising", status.stdout), status.stdout
+    result = wait(slurm_cluster, workdir, job_id)
+    assert result.returncode == 1 and f"job {job_id} ended FAILED" in result.stderr
+    failed = [line for line in result.stderr.splitlines() if line.startswith("collbench: FAILED: ")]
+    assert failed[0].startswith("collbench: FAILED: rank 1 on n2 hung: never failed itself"), result.stderr
+    assert "initialising" in failed[0] and "rank(s) 0 noticed a lost peer" in failed[1]
+    assert "in _inject_faults" in log1.read_text()
+
+
+def test_an_environment_that_differs_on_one_node_is_flagged(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    odd = slurm_cluster.slurm_conf.parent / "node-env" / "n2"  # read by the cluster's TaskProlog
+    odd.write_text("NCCL_IB_HCA=mlx5_9\n")
+    shell = {**slurm_cluster.env(), "NCCL_IB_HCA": "mlx5_0", "NCCL_PASSWORD_FOR_TEST": "s3cr3t-value"}
+    try:
+        job_id, run = submit(slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=1", "bench.ops=[all_reduce]",
+                             env=shell)  # fmt: skip
+        assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    finally:
+        odd.unlink()
+    report = collbench("report", str(run), cwd=workdir, env=slurm_cluster.env())
+    assert "# environment differs: NCCL_IB_HCA: 'mlx5_0' on 1 rank(s) (n1); 'mlx5_9' on 1 rank(s) (n2)" in report.stdout
+    for path in run.rglob("*"):
+        if path.is_file():
+            assert b"s3cr3t-value" not in path.read_bytes(), f"a secret reached {path}"
