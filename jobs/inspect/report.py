@@ -6,16 +6,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
-from jobs.config.model import Config, config_from_plain
+from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.setup_time import SetupTime, setup_time
 from jobs.rundir.layout import RunDir, rank_of, read_json, write_json_atomic
+from jobs.rundir.records import load_run_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +64,6 @@ class RunOutcome:
     @property
     def exit_code(self) -> int:
         return 0 if self.passed else 1
-
-
-def load_run_config(run: RunDir) -> Config:
-    data = OmegaConf.to_container(OmegaConf.load(run.config_file), resolve=True)
-    assert isinstance(data, dict)
-    return config_from_plain({str(k): v for k, v in data.items()})
 
 
 def result_files(run: RunDir) -> list[Path]:

@@ -12,10 +12,11 @@ from typing import Any
 from jobs.config.model import Config
 from jobs.inspect.postmortem import JobFacts, Postmortem, examine, rank_spans
 from jobs.inspect.progress import read_progress
-from jobs.inspect.report import load_run_config, read_statuses
+from jobs.inspect.report import read_statuses
 from jobs.launchers.entry import RankEntry
 from jobs.launchers.live import Live, Snapshot
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records import load_run_config
 from slurm import submission
 from slurm.evidence import nodes_of
 from slurm.states import StateInfo, state_info

@@ -217,7 +217,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m jobs.rundir.attempts RUN_DIR", file=sys.stderr)
         return 2
-    from jobs.inspect.report import load_run_config
+    from jobs.rundir.records import load_run_config
 
     run = RunDir(Path(argv[0]))
     attempt = begin(run, os.environ, resume=load_run_config(run).slurm.resume)

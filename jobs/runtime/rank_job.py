@@ -259,6 +259,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     import torch
     import torch.distributed as dist
 
+    from collectives.device_memory import available_bytes
     from collectives.memory import check_fits
     from collectives.sweep import RankContext, run_sweep
 
@@ -268,7 +269,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
     else:
         _apply_thread_count(torch)
     write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, placement.local_rank))
-    check_fits(cfg.bench, placement.world_size, device, placement.local_world_size)
+    check_fits(cfg.bench, placement.world_size, *available_bytes(device, placement.local_world_size))
     logger.info(
         f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"

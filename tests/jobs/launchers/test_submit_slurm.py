@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from jobs.inspect.report import load_run_config
 from jobs.launchers.slurm import slurm_request
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records import load_run_config
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from tests.conftest import CommandResult, SlurmCluster, collbench, read_jsonl
 

@@ -1,0 +1,14 @@
+"""The run directory's records: each file collbench writes and reads, read and written here."""
+
+from __future__ import annotations
+
+from omegaconf import OmegaConf
+
+from jobs.config.model import Config, config_from_plain
+from jobs.rundir.layout import RunDir
+
+
+def load_run_config(run: RunDir) -> Config:
+    data = OmegaConf.to_container(OmegaConf.load(run.config_file), resolve=True)
+    assert isinstance(data, dict)
+    return config_from_plain({str(k): v for k, v in data.items()})
