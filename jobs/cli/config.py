@@ -1,0 +1,51 @@
+"""The `collbench config [SECTION]` command: every config key, its type, its default and what it does.
+
+The listing is generated from the schema's dataclasses and their field docstrings (jobs/config/keys.py),
+so it is the reference for the keys; docs/configuration.md explains how a config is put together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from jobs.config.keys import TOP, render, section_names, select
+
+POINTER = "Every config key, its type, default and meaning: collbench config [SECTION]"
+"""The last line of `run --help` and `submit --help`."""
+
+POINTED_FROM = ("run", "submit")
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `config`, and end the help of the commands that take KEY=VALUE overrides with a pointer to it.
+
+    main.py registers this after `run` and `submit`, so their parsers are there to receive the pointer."""
+    names = section_names()
+    config = commands.add_parser(
+        "config",
+        help="every config key: its type, its default and what it does (config [SECTION])",
+        description="Every config key with its type, its default (the schema's; a --config file may set its "
+        "own) and its docstring, generated from the config schema. Exit status: 0, or 2 for an unknown section.",
+    )
+    config.add_argument(
+        "section",
+        nargs="?",
+        metavar="SECTION",
+        help=f"only this section: {', '.join(names)} ({TOP}: the keys outside any section)",
+    )
+    config.add_argument("--format", choices=("text", "json"), default="text", help="what to print (default: text)")
+    config.set_defaults(handler=cmd_config)
+    for name in POINTED_FROM:
+        parser = commands.choices.get(name)
+        if parser is not None:
+            parser.epilog = POINTER
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    chosen = select(args.section)  # an unknown section raises ConfigError: main prints its line, exit 2
+    if args.format == "json":
+        print(json.dumps([key.to_plain() for section in chosen for key in section.keys], indent=2))
+    else:
+        print(render(chosen))
+    return 0
