@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, median, pstdev
+
+import msgspec
 
 from collectives.dtypes import DTYPES
 from collectives.layout import LAYOUTS
@@ -93,10 +94,15 @@ class RankResult:
     attempt: int = 0
     """The Slurm attempt (SLURM_RESTART_COUNT) that measured it: a resumed attempt carries earlier ones'."""
     group: str = ""
-    """The subgroup that measured it (collbench isolate: 'round 2: n[1,4]'); empty for the whole job."""
+    """The subgroup that measured it, in words (collbench isolate: 'round 2: n[1,4]'); empty for the whole
+    job. For display only: `round`, `nodes` and `members` are the group as data."""
     members: list[int] = field(default_factory=list)
     """The global ranks of that subgroup, empty for the whole job; `rank` is always the global rank and
     `nranks` the size of the group measured."""
+    round: int = 0
+    """collbench isolate: the round that measured it, from 1; 0 for the whole job."""
+    nodes: list[int] = field(default_factory=list)
+    """collbench isolate: the group's nodes, as indices into isolate/plan.json's hosts; empty for the whole job."""
     version: int = RESULT_FORMAT_VERSION
 
     @property
@@ -104,26 +110,40 @@ class RankResult:
         return (self.op, self.dtype, self.redop, self.root, self.size, self.in_place, self.group)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        return _ENCODER.encode(self).decode()
 
     @classmethod
-    def from_json(cls, line: str, where: str = "results") -> RankResult:
+    def from_json(cls, line: str | bytes, where: str = "results") -> RankResult:
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DamagedResult(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
-        if not isinstance(data, dict):
-            raise DamagedResult(f"{where}: expected a JSON object per line, got {type(data).__name__}")
-        version = data.get("version", 1)
-        if version not in KNOWN_FORMAT_VERSIONS:
-            known = ", ".join(map(str, sorted(KNOWN_FORMAT_VERSIONS)))
-            raise ResultFormatError(
-                f"{where}: result format version {version!r} is not one this collbench reads ({known})"
-            )
-        missing = [name for name in ("op", "size", "count", "dtype", "rank", "time_us", "nranks") if name not in data]
-        if missing:
-            raise DamagedResult(f"{where}: a result line lacks {', '.join(missing)}")
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+            record = _DECODER.decode(line)
+        except msgspec.DecodeError as error:
+            raise DamagedResult(f"{where}: not a JSON line ({error})") from None
+        except msgspec.ValidationError as error:
+            _check_version(line, where)
+            raise DamagedResult(f"{where}: not a result line ({error})") from None
+        if record.version not in KNOWN_FORMAT_VERSIONS:
+            _check_version(line, where)
+        return record
+
+
+def _check_version(line: str | bytes, where: str) -> None:
+    """Raise ResultFormatError naming the line's format version, if it is one this collbench does not read."""
+    try:
+        version = _VERSION.decode(line).version
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return
+    if version not in KNOWN_FORMAT_VERSIONS:
+        known = ", ".join(map(str, sorted(KNOWN_FORMAT_VERSIONS)))
+        raise ResultFormatError(f"{where}: result format version {version!r} is not one this collbench reads ({known})")
+
+
+class _Version(msgspec.Struct):
+    version: int = 1
+
+
+_DECODER = msgspec.json.Decoder(RankResult)
+_VERSION = msgspec.json.Decoder(_Version)
+_ENCODER = msgspec.json.Encoder()
 
 
 def iteration_stats(times_us: list[float]) -> dict[str, float]:
@@ -191,9 +211,13 @@ class SummaryRow:
     duplicate_ranks: list[int] = field(default_factory=list)
     """Ranks with more than one record of this row (only the first counts)."""
     group: str = ""
-    """The subgroup measured (collbench isolate), empty for the whole job."""
+    """The subgroup measured (collbench isolate), in words; empty for the whole job."""
     members: list[int] = field(default_factory=list)
     """The global ranks of that subgroup, empty for the whole job."""
+    round: int = 0
+    """collbench isolate: the round of that subgroup, from 1; 0 for the whole job."""
+    nodes: list[int] = field(default_factory=list)
+    """collbench isolate: the subgroup's nodes (indices into the job's node order); empty for the whole job."""
 
     @property
     def key(self) -> RowKey:
@@ -211,29 +235,31 @@ class SummaryRow:
 def iter_rank_results(
     paths: Iterable[Path], keep_times: bool = True, on_damage: OnDamage | None = None
 ) -> Iterator[RankResult]:
-    """Every record of the given JSON-lines files, one file at a time. A line that does not parse (a
-    rank killed while writing it, a garbled disk) goes to `on_damage` and is left out; without
-    on_damage it raises DamagedResult. Without keep_times the per-iteration lists are dropped as read."""
+    """Every record of the given JSON-lines files, one file at a time, each line decoded straight into
+    its RankResult. A line that does not parse (a rank killed while writing it, a garbled disk) goes to
+    `on_damage` and is left out; without on_damage it raises DamagedResult. Without keep_times the
+    per-iteration lists are dropped as read."""
     for path in paths:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = _parse_line(line, f"{path}:{number}")
-                except DamagedResult as error:
-                    if on_damage is None:
-                        raise
-                    reason = str(error).removeprefix(f"{path}:{number}: ")
-                    on_damage(DamagedLine(path, number, reason, last=not line.endswith("\n")))
-                    continue
-                if not keep_times:
-                    record.times_us = []
-                yield record
+        with path.open("rb") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = _parse_line(line, f"{path}:{number}")
+            except DamagedResult as error:
+                if on_damage is None:
+                    raise
+                reason = str(error).removeprefix(f"{path}:{number}: ")
+                on_damage(DamagedLine(path, number, reason, last=not line.endswith(b"\n")))
+                continue
+            if not keep_times:
+                record.times_us = []
+            yield record
 
 
-def _parse_line(line: str, where: str) -> RankResult:
-    if not line.endswith("\n"):
+def _parse_line(line: bytes, where: str) -> RankResult:
+    if not line.endswith(b"\n"):
         raise DamagedResult(f"{where}: cut off mid-line (no newline at the end): its writer stopped while writing it")
     return RankResult.from_json(line, where)
 
@@ -327,6 +353,8 @@ class _Group:
             duplicate_ranks=sorted(self.duplicates),
             group=first.group,
             members=list(first.members),
+            round=first.round,
+            nodes=list(first.nodes),
         )
 
 

@@ -25,37 +25,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.attempts import ATTEMPTS, Attempt, Attempts
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.rank import STATUS
 
 MOVED = (
     "logs", "results", "status", "heartbeat", "env", "fabric", "isolate",
     "table.txt", "summary.json", "slurm.json", "isolate.json", "isolate-matrix.csv",
 )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    number: int
-    nodes: str
-    started: float
-    resume_from: int = 0
-    """Measurements carried over from the attempt before (every rank's first resume_from results)."""
-    previous_ended: str = ""
-    """How the attempt before this one ended, as Slurm recorded it."""
-
-    @classmethod
-    def from_plain(cls, data: dict[str, Any]) -> Attempt:
-        return cls(
-            number=int(data["number"]),
-            nodes=str(data.get("nodes", "")),
-            started=float(data.get("started", 0.0)),
-            resume_from=int(data.get("resume_from", 0)),
-            previous_ended=str(data.get("previous_ended", "")),
-        )
 
 
 def attempts_file(run: RunDir) -> Path:
@@ -68,11 +48,13 @@ def archive_dir(run: RunDir, number: int) -> RunDir:
 
 
 def read_attempts(run: RunDir) -> list[Attempt]:
+    """Every attempt on file, oldest first; none when the job was never requeued (or the file is unreadable:
+    the run is then shown as one attempt)."""
     try:
-        data = read_json(attempts_file(run))
-    except (OSError, ValueError):
+        record = ATTEMPTS.read_if_any(attempts_file(run))
+    except (OSError, RecordError):
         return []
-    return [Attempt.from_plain(entry) for entry in data.get("attempts", [])]
+    return record.attempts if record else []
 
 
 def current_attempt(run: RunDir, number: int) -> Attempt | None:
@@ -90,23 +72,13 @@ def begin(run: RunDir, environ: Mapping[str, str], resume: bool) -> Attempt:
         archive = archive_dir(run, before.number)
         _move_top_level(run, archive, environ.get("SLURM_JOB_ID", ""))
         ended = _how_it_ended(environ.get("SLURM_JOB_ID", ""), before.number)
-        world = int(run.read_meta().get("world_size", 0))
+        world = run.read_meta().world_size
         if resume and before.nodes == nodes:
             carried = finished_by_every_rank(archive, world)
     attempt = Attempt(number, nodes, time.time(), resume_from=carried, previous_ended=ended)
     entries = [a for a in known if a.number != number] + [attempt]
-    write_json_atomic(attempts_file(run), {"attempts": [_plain(a) for a in entries]})
+    ATTEMPTS.write(attempts_file(run), Attempts(attempts=entries))
     return attempt
-
-
-def _plain(attempt: Attempt) -> dict[str, Any]:
-    return {
-        "number": attempt.number,
-        "nodes": attempt.nodes,
-        "started": attempt.started,
-        "resume_from": attempt.resume_from,
-        "previous_ended": attempt.previous_ended,
-    }
 
 
 def _move_top_level(run: RunDir, archive: RunDir, job_id: str) -> None:
@@ -179,8 +151,8 @@ def earlier_host(run: RunDir, attempt: Attempt, rank: int) -> str:
     """The host this rank ran on in the attempt before (from its status file there), or ''."""
     earlier = _before(run, attempt)
     try:
-        return str(read_json(earlier.rank_status(rank)).get("host", "")) if earlier else ""
-    except (OSError, ValueError):
+        return STATUS.read(earlier.rank_status(rank)).host if earlier else ""
+    except (OSError, RecordError):
         return ""
 
 
@@ -217,7 +189,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m jobs.rundir.attempts RUN_DIR", file=sys.stderr)
         return 2
-    from jobs.rundir.records import load_run_config
+    from jobs.rundir.records.config import load_run_config
 
     run = RunDir(Path(argv[0]))
     attempt = begin(run, os.environ, resume=load_run_config(run).slurm.resume)

@@ -1,27 +1,7 @@
 """The run directory: the one place a run's config, logs, results and tables live.
 
-Its layout is a contract that `collbench report`, `status`, `wait` and later tools read:
-
-    <output_dir>/<run_id>/
-      run.json                 what ran: run id, launcher, job id, world size, nodes, task, created
-      config.yaml              the fully resolved config
-      logs/rank-00000.log      one loguru log per rank (every line tagged rank/local/host)
-      logs/nccl-rank-00000.log NCCL's own debug output per rank, when NCCL_DEBUG is set
-      fabric/ports-<host>-start.json, -end.json  the node's RDMA ports and interfaces (sysfs), by local rank 0
-      results/rank-00000.jsonl one JSON line per (op, size, placement) measured by that rank
-      status/rank-00000.json   that rank's state: running, ok or failed (with the error)
-      heartbeat/rank-00000.json  that rank's latest progress: phase (init, start, end, done), step index of
-                               total, op, size, root, placement, and when
-      env/rank-00000.json      that rank's environment at start: host, versions, GPU, NCCL_*/GLOO_*/
-                               TORCH_*/SLURM_* variables (secret-looking names redacted)
-      submitit/                submitit's pickles and each task's stdout/stderr
-      table.txt                the rendered nccl-tests tables (written when the run ends)
-      summary.json             every aggregated row and the verdict (written when the run ends)
-    and for collbench isolate (task=isolate), whose results lines carry their round and group:
-      isolate/plan.json        mode, the nodes in the job's order and each node's ranks (rank 0, at the start)
-      isolate/rounds.jsonl     one line per round finished: its groups, their busbw, how long it took
-      isolate.json             the verdict: level, every node's figures, bad nodes and links, the matrix
-      isolate-matrix.csv       the node x node busbw matrix (written with isolate.json by wait/report)
+`RunDir` names every path in it. The layout is a contract that every command reading a run relies on;
+docs/run-directory.md lists each file, who writes it and when, and its record's format version.
 """
 
 from __future__ import annotations
@@ -34,7 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-LAYOUT_VERSION = 1
+import msgspec
+
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,18 +138,33 @@ class RunDir:
             folder.mkdir()
         return run
 
-    def read_meta(self) -> dict[str, Any]:
-        return read_json(self.meta_file)
+    def read_meta(self) -> RunMeta:
+        """run.json; RecordError (one line) when it is damaged or of a format this collbench does not read."""
+        return RUN.read(self.meta_file)
 
     def update_meta(self, **fields: Any) -> None:
-        meta = read_json(self.meta_file) if self.meta_file.exists() else {"layout_version": LAYOUT_VERSION}
-        meta.update(fields)
-        write_json_atomic(self.meta_file, meta)
+        """Set fields of run.json (creating it with the first call, which names every required field);
+        a value is checked against the field's type (launcher: one of the Launcher words, ...)."""
+        current = msgspec.to_builtins(self.read_meta()) if self.meta_file.exists() else {}
+        try:
+            meta = msgspec.convert({**current, **fields, "version": RUN_VERSION}, RunMeta)
+        except msgspec.ValidationError as error:
+            raise RecordError(f"{self.meta_file}: cannot set {sorted(fields)}: {error}") from None
+        RUN.write(self.meta_file, meta)
 
 
 def rank_of(path: Path) -> int:
     """The rank a per-rank file belongs to: logs/rank-00012.log -> 12."""
     return int(path.stem.split("-")[1])
+
+
+def rank_files(folder: Path, suffix: str) -> list[Path]:
+    """The rank-NNNNN<suffix> files of a folder, in rank order: one directory listing, no stat per file."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return [folder / name for name in sorted(names) if name.startswith("rank-") and name.endswith(suffix)]
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -195,8 +193,8 @@ def find_run(ref: str, output_dir: str | Path = "runs") -> RunDir:
     if parent.is_dir():
         for meta in sorted(parent.glob("*/run.json"), reverse=True):
             try:
-                if str(read_json(meta).get("job_id")) == ref:
+                if RUN.read(meta).job_id == ref:
                     return RunDir(meta.parent.resolve())
-            except (OSError, ValueError):
+            except (OSError, RecordError):
                 continue
     raise FileNotFoundError(f"no run {ref!r}: not a run directory, nor a run id or job id under {str(parent)!r}")

@@ -1,4 +1,4 @@
-"""The run directory's records: each file collbench writes and reads, read and written here."""
+"""config.yaml: the fully resolved config of the run, read back as the Config the ranks ran with."""
 
 from __future__ import annotations
 

@@ -1,0 +1,139 @@
+"""collbench isolate's records: isolate/plan.json and isolate/rounds.jsonl (rank 0, while the job runs),
+and isolate.json, the verdict (written once, by the first wait or report after the job ended)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jobs.rundir.records.codec import Format, Plain
+
+PLAN_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class IsolatePlan:
+    """isolate/plan.json."""
+
+    mode: str
+    """pairs, random or bisect (isolate.mode resolved for the node count)."""
+    hosts: list[str]
+    """Node index -> host, in the job's node order."""
+    ranks: list[list[int]]
+    """Node index -> its global ranks."""
+    started: float
+    version: int = PLAN_VERSION
+    """The format of this file."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFigure:
+    """One group of a round: its nodes (hosts) and its figure."""
+
+    nodes: list[str]
+    busbw: float
+    """The best busbw (GB/s) over the group's sizes."""
+
+
+ROUND_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class IsolateRound:
+    """One line of isolate/rounds.jsonl: a round every group of which finished."""
+
+    round: int
+    groups: list[GroupFigure]
+    seconds: float
+    """How long the round took, group creation to shared figures."""
+    version: int = ROUND_VERSION
+    """The format of this line."""
+
+
+def _same(plain: Plain) -> Plain:
+    return plain
+
+
+ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same}, pretty=True)
+ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same})
+
+
+@dataclass(frozen=True, slots=True)
+class StoppedNode:
+    """A node that stopped answering during the test."""
+
+    host: str
+    how: str
+    """The rank on it and how it ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundGroup:
+    """A group measured: its round, its nodes (hosts) and its figure."""
+
+    round: int
+    nodes: list[str]
+    busbw: float
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """One node's figures against the healthy level."""
+
+    host: str
+    node: int
+    """Its index in the job's node order."""
+    measurements: int
+    slow: int
+    """Measurements below the level's tolerance."""
+    median_busbw: float
+    ratio: float
+    """median busbw / the healthy level."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkVerdict:
+    """A slow pair whose two nodes are healthy with the others."""
+
+    nodes: list[str]
+    busbw: float
+    ratio: float
+
+
+VERDICT_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class IsolateVerdict:
+    """isolate.json."""
+
+    run_id: str
+    mode: str
+    hosts: list[str]
+    rounds: list[RoundGroup]
+    """Every group measured, round by round."""
+    round_seconds: list[float]
+    unfinished: list[list[str]]
+    """The groups (hosts) of the round the run stopped in that have no figure."""
+    found: bool
+    """A bad node or link named, or a node stopped answering."""
+    stopped: list[StoppedNode]
+    exclude: str
+    """The slurm.exclude override that leaves the bad nodes out, empty when none."""
+    drain: str
+    """The scontrol line an admin would run to drain them."""
+    problems: list[str]
+    level: float | None = None
+    """The healthy level (GB/s); None, like the rest below, when not one round finished."""
+    spread: float | None = None
+    tolerance: float | None = None
+    nodes: list[NodeVerdict] = field(default_factory=list)
+    bad_nodes: list[str] = field(default_factory=list)
+    bad_links: list[LinkVerdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    matrix: list[tuple[str, str, float]] = field(default_factory=list)
+    """Every pair measured: (host, host, busbw)."""
+    version: int = VERDICT_VERSION
+    """The format of this file."""
+
+
+ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same}, pretty=True)

@@ -1,0 +1,136 @@
+"""A rank's own records: status/rank-N.json (how it is, or how it ended) and heartbeat/rank-N.json
+(how far it has got), written by the rank itself, read by status, wait, report and the postmortem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jobs.rundir.records.codec import Format, Plain
+from jobs.rundir.records.kinds import Word
+
+
+class RankState(Word):
+    """A rank's state in its status file. The first end recorded stands."""
+
+    RUNNING = "running"
+    OK = "ok"
+    """Finished its sweep."""
+    FAILED = "failed"
+    """Raised an error (with it and its traceback)."""
+    STOPPED = "stopped"
+    """Ended by a signal: cancelled, preempted, out of time."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetupSpan:
+    """The process group's set-up on one rank (NCCL: the communicator, created eagerly)."""
+
+    started: float
+    """Epoch seconds when the rank entered init_process_group."""
+    done: float
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class SignalNotice:
+    """Slurm's warning before a time limit or a preemption: the rank went on."""
+
+    signal: str
+    at: float
+
+
+STATUS_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class RankStatus:
+    """status/rank-N.json."""
+
+    rank: int
+    host: str
+    pid: int
+    device: str
+    """cpu, cuda:N, or ? when the rank failed before it knew."""
+    state: RankState
+    started: float
+    updated: float
+    local_rank: int = -1
+    node_rank: int = -1
+    job_id: str = ""
+    master_addr: str = ""
+    master_port: int = 0
+    addresses: list[str] = field(default_factory=list)
+    """The addresses the host's name resolves to: what a peer's error names it by."""
+    attempt: int = 0
+    """SLURM_RESTART_COUNT: the attempt of the job this rank belongs to."""
+    setup: SetupSpan | None = None
+    signals: list[SignalNotice] = field(default_factory=list)
+    rows: int = 0
+    """Results written (state ok)."""
+    failed_at: float = 0.0
+    stopped_at: float = 0.0
+    signal: str = ""
+    """The signal that stopped it (state stopped)."""
+    error: str = ""
+    traceback: str = ""
+    version: int = STATUS_VERSION
+    """The format of this file."""
+
+    @property
+    def ended_at(self) -> float:
+        return self.failed_at or self.stopped_at
+
+
+def _status_from_v1(plain: Plain) -> Plain:
+    """Format 1 had the same fields with no version; a job id may be a number or null."""
+    plain["job_id"] = "" if plain.get("job_id") is None else str(plain["job_id"])
+    if not isinstance(plain.get("setup"), dict):
+        plain.pop("setup", None)
+    return plain
+
+
+STATUS = Format("status/rank-N.json", RankStatus, STATUS_VERSION, {1: _status_from_v1})
+
+
+class Phase(Word):
+    """Where a rank is, by its heartbeat."""
+
+    INIT = "init"
+    """Rendezvous, before the first measurement."""
+    START = "start"
+    """Started measurement `index`."""
+    END = "end"
+    """Finished measurement `index`."""
+    DONE = "done"
+    """Finished its sweep."""
+
+
+BEAT_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class Beat:
+    """heartbeat/rank-N.json."""
+
+    rank: int
+    host: str
+    phase: Phase
+    at: float
+    """Epoch seconds of the beat."""
+    total: int = 0
+    """Measurements in the rank's sweep (0 before the first)."""
+    index: int = 0
+    """The measurement started or ended (phases start and end)."""
+    op: str = ""
+    size: int = 0
+    root: int = -1
+    in_place: bool = False
+    version: int = BEAT_VERSION
+    """The format of this file."""
+
+
+def _beat_from_v1(plain: Plain) -> Plain:
+    return plain
+
+
+HEARTBEAT = Format("heartbeat/rank-N.json", Beat, BEAT_VERSION, {1: _beat_from_v1})

@@ -1,0 +1,63 @@
+"""summary.json: the run's verdict and every aggregated row, written once when the run has ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from collectives.results import SummaryRow
+from jobs.rundir.records.codec import Format, Plain
+
+
+@dataclass(frozen=True, slots=True)
+class SetupTime:
+    """The process group's set-up time over the ranks that recorded it."""
+
+    ranks: int
+    """Ranks that recorded their set-up."""
+    slowest_rank: int
+    slowest_host: str
+    slowest_s: float
+    median_s: float
+    last_arrival_rank: int
+    """The rank that entered the set-up last: the others waited for it."""
+    last_arrival_host: str
+    arrival_spread_s: float
+    """How long after the first rank the last one entered the set-up."""
+    after_all_arrived_s: float
+    """From the last rank's arrival to the last rank's completion: the set-up itself."""
+
+    def describe(self, backend: str) -> str:
+        what = "NCCL communicator, created eagerly" if backend == "nccl" else f"{backend} process group"
+        return (
+            f"set-up ({what}): slowest rank {self.slowest_rank} on {self.slowest_host} {self.slowest_s:.3f} s, "
+            f"median {self.median_s:.3f} s over {self.ranks} rank(s); last to arrive rank {self.last_arrival_rank} "
+            f"on {self.last_arrival_host}, {self.arrival_spread_s:.3f} s after the first; "
+            f"{self.after_all_arrived_s:.3f} s from its arrival to the last rank ready"
+        )
+
+
+SUMMARY_VERSION = 2
+
+
+@dataclass(kw_only=True, slots=True)
+class Summary:
+    """summary.json."""
+
+    run_id: str
+    passed: bool
+    problems: list[str] = field(default_factory=list)
+    """One line per failed rank, missing rank or wrong result, cause first."""
+    setup: SetupTime | None = None
+    fabric: dict[str, Any] | None = None
+    """The fabric section (jobs.inspect.fabric.FabricReport.to_json): hosts, findings, failures, notes."""
+    rows: list[SummaryRow] = field(default_factory=list)
+    version: int = SUMMARY_VERSION
+    """The format of this file."""
+
+
+def _from_v1(plain: Plain) -> Plain:
+    return plain
+
+
+SUMMARY = Format("summary.json", Summary, SUMMARY_VERSION, {1: _from_v1}, pretty=True)
