@@ -9,6 +9,7 @@ the *other* ranks are used, so that one straggler among two or three can still s
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -16,8 +17,10 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+import msgspec
+
 from collectives.results import RankResult, RowKey, placement_name
-from jobs.rundir.layout import RunDir, rank_of, read_json
+from jobs.rundir.layout import RunDir, rank_files, rank_of
 
 OUTLIER_Z = 3.5
 TIME_FLOOR = 0.05
@@ -109,17 +112,51 @@ def _mad(values: list[float]) -> float:
     return median(abs(v - centre) for v in values)
 
 
+class _Column:
+    """One row's samples as three packed arrays: 24 bytes a rank instead of an object each."""
+
+    __slots__ = ("ranks", "starts", "times")
+
+    def __init__(self) -> None:
+        self.ranks = array("q")
+        self.times = array("d")
+        self.starts = array("d")
+
+    def add(self, rank: int, time_us: float, started_at: float) -> None:
+        self.ranks.append(rank)
+        self.times.append(time_us)
+        self.starts.append(started_at)
+
+    def samples(self, hosts: dict[int, str]) -> list[Sample]:
+        return [Sample(r, hosts[r], t, s) for r, t, s in zip(self.ranks, self.times, self.starts, strict=True)]
+
+
+class _Rows(dict[RowKey, _Column]):
+    """Row -> its samples, made into Sample objects one row at a time when judged."""
+
+    def __init__(self, hosts: dict[int, str]) -> None:
+        super().__init__()
+        self.hosts = hosts
+
+    def each(self) -> Iterator[list[Sample]]:
+        for column in self.values():
+            yield column.samples(self.hosts)
+
+
 class Analyser:
     """Takes each rank's records as they are read (so one pass over the results can also feed the
     summary), then judges them all."""
 
     def __init__(self) -> None:
-        self.rows: dict[RowKey, list[Sample]] = defaultdict(list)
-        self.wrong_by_rank: dict[int, list[RankResult]] = defaultdict(list)
         self.hosts: dict[int, str] = {}
+        self.rows = _Rows(self.hosts)
+        self.wrong_by_rank: dict[int, list[RankResult]] = defaultdict(list)
 
     def add(self, r: RankResult) -> None:
-        self.rows[r.key].append(Sample(r.rank, r.host, r.time_us, r.started_at))
+        column = self.rows.get(r.key)
+        if column is None:
+            column = self.rows[r.key] = _Column()
+        column.add(r.rank, r.time_us, r.started_at)
         self.hosts[r.rank] = r.host
         if r.wrong > 0:
             self.wrong_by_rank[r.rank].append(r)
@@ -135,7 +172,7 @@ class Analyser:
         result.late_ranks = _stragglers(self.rows, self.hosts)
         result.slowest_host = _slowest_host(self.rows)
         result.wrong = _wrong_lines(self.wrong_by_rank)
-        result.env_differences = environment_differences(sorted(run.env_dir.glob("rank-*.json")))
+        result.env_differences = environment_differences(rank_files(run.env_dir, ".json"))
         return result
 
 
@@ -146,9 +183,9 @@ def analyse(records: Iterable[RankResult], run: RunDir) -> Analysis:
     return analyser.finish(run)
 
 
-def _time_outliers(rows: dict[RowKey, list[Sample]], hosts: dict[int, str]) -> list[RankFlag]:
+def _time_outliers(rows: _Rows, hosts: dict[int, str]) -> list[RankFlag]:
     hits: dict[int, list[float]] = defaultdict(list)
-    for samples in rows.values():
+    for samples in rows.each():
         times = {s.rank: s.time_us for s in samples}
         typical = median(times.values())
         for rank in _robust_outliers(times, TIME_FLOOR * typical):
@@ -167,9 +204,9 @@ def _time_outliers(rows: dict[RowKey, list[Sample]], hosts: dict[int, str]) -> l
     return flags
 
 
-def _stragglers(rows: dict[RowKey, list[Sample]], hosts: dict[int, str]) -> list[RankFlag]:
+def _stragglers(rows: _Rows, hosts: dict[int, str]) -> list[RankFlag]:
     lateness: dict[int, list[float]] = defaultdict(list)
-    for samples in rows.values():
+    for samples in rows.each():
         starts = [s.started_at for s in samples if s.started_at > 0]
         if len(starts) < 2:
             continue
@@ -190,10 +227,10 @@ def _stragglers(rows: dict[RowKey, list[Sample]], hosts: dict[int, str]) -> list
     ]
 
 
-def _slowest_host(rows: dict[RowKey, list[Sample]]) -> str:
+def _slowest_host(rows: _Rows) -> str:
     ratios: dict[str, list[float]] = defaultdict(list)
     lateness: dict[str, list[float]] = defaultdict(list)
-    for samples in rows.values():
+    for samples in rows.each():
         typical = median(s.time_us for s in samples)
         first = min((s.started_at for s in samples if s.started_at > 0), default=0.0)
         for s in samples:
@@ -229,12 +266,21 @@ def _flatten(prefix: str, value: Any, into: dict[str, str]) -> None:
         into[prefix] = "" if value is None else str(value)
 
 
+def _read_env(path: Path) -> dict[str, Any]:
+    """A rank's environment file (free-form: what the rank found), or nothing when it cannot be read."""
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def environment_differences(paths: list[Path]) -> list[str]:
     """One line per key whose value is not the same on every rank, naming the ranks and hosts of each value."""
     values: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
     everyone: list[tuple[int, str]] = []
     for path in paths:
-        env = read_json(path)
+        env = _read_env(path)
         rank, host = rank_of(path), str(env.get("hostname", "?"))
         everyone.append((rank, host))
         flat: dict[str, str] = {}

@@ -15,6 +15,7 @@ from jobs.fabric.nccl_log import NcclRankLog, parse_file
 from jobs.fabric.ports import error_growth
 from jobs.inspect.postmortem import rank_spans
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import RankStatus
 from slurm.hostlist import collect_hostlist
 
 T = TypeVar("T")
@@ -73,9 +74,9 @@ class FabricReport:
 
 
 def fabric_report(
-    run: RunDir, backend: str, settings: FabricSettings, statuses: Mapping[int, Mapping[str, Any]]
+    run: RunDir, backend: str, settings: FabricSettings, statuses: Mapping[int, RankStatus]
 ) -> FabricReport:
-    hosts_of = {rank: str(status.get("host", "?")) for rank, status in statuses.items()}
+    hosts_of = {rank: status.host for rank, status in statuses.items()}
     logs = _nccl_logs(run, hosts_of) if backend == "nccl" else {}
     starts, ends = _snapshots(run, "start"), _snapshots(run, "end")
     notes = _notes(backend, settings, logs, starts)

@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import msgspec
+
 from jobs.config.schema import to_plain
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir, read_json
@@ -26,7 +28,8 @@ def json_document(run: RunDir, outcome: RunOutcome) -> dict[str, Any]:
     ranks = []
     for rank, status in sorted(outcome.statuses.items()):
         env_file = run.rank_env(rank)
-        ranks.append({"status": status, "environment": read_json(env_file) if env_file.exists() else None})
+        environment = read_json(env_file) if env_file.exists() else None
+        ranks.append({"status": msgspec.to_builtins(status), "environment": environment})
     return {
         "format": "collbench-run",
         "version": DOCUMENT_VERSION,

@@ -5,18 +5,30 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.inspect.report import RunOutcome
+import msgspec
+
+from jobs.inspect.report import READ_ONLY, RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds, group_figures, replay
 from jobs.isolate.verdict import Verdict, bisect_verdict, drain_command, exclude_override, judge
-from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
+from jobs.rundir.records.isolate import (
+    ISOLATE_PLAN,
+    ISOLATE_ROUND,
+    ISOLATE_VERDICT,
+    IsolateVerdict,
+    LinkVerdict,
+    NodeVerdict,
+    RoundGroup,
+    StoppedNode,
+)
 from slurm.hostlist import collect_hostlist
 
 MATRIX_MAX_NODES = 16
@@ -26,12 +38,6 @@ WORST_SHOWN = 20
 
 STOPPED_KINDS = ("dead", "lost", "hung")
 """How a rank ended when its node stopped answering (jobs.inspect.postmortem's kinds)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoppedNode:
-    host: str
-    how: str
 
 
 @dataclass(slots=True)
@@ -46,6 +52,8 @@ class IsolateOutcome:
     """The run's own problems (a failed rank, a cancel): the verdict is then over the rounds that finished."""
     seconds: list[float] = field(default_factory=list)
     """How long each finished round took, from isolate/rounds.jsonl."""
+    ended: bool = False
+    """The run has ended: the verdict will not change (only then is isolate.json recorded)."""
 
     @property
     def found(self) -> bool:
@@ -71,7 +79,7 @@ class IsolateOutcome:
 def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     cfg = outcome.config
     hosts = _hosts(run, outcome)
-    rounds = replay(cfg.isolate, hosts, group_figures(outcome.rows))
+    rounds = replay(cfg.isolate, hosts, group_figures(outcome.rows, hosts))
     verdict: Verdict | None = None
     if rounds.measured and isinstance(rounds.planner, Bisect):
         verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
@@ -82,25 +90,32 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
         for end in sorted(outcome.postmortem.ends.values(), key=lambda e: e.rank):
             if end.kind in STOPPED_KINDS:
                 stopped.append(StoppedNode(end.host, f"rank {end.rank} {end.state}: {end.how}"))
-    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, _round_seconds(run))
+    seconds = _round_seconds(run)
+    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended)
 
 
 def _hosts(run: RunDir, outcome: RunOutcome) -> list[str]:
     """The nodes in the job's order: as rank 0 wrote them at the start, else from the ranks' statuses."""
-    if run.isolate_plan.is_file():
-        return [str(host) for host in read_json(run.isolate_plan)["hosts"]]
-    by_node = {int(s.get("node_rank", -1)): str(s["host"]) for s in outcome.statuses.values()}
+    try:
+        plan = ISOLATE_PLAN.read_if_any(run.isolate_plan)
+    except (OSError, RecordError):
+        plan = None
+    if plan is not None:
+        return plan.hosts
+    by_node = {s.node_rank: s.host for s in outcome.statuses.values()}
     return [by_node.get(node, f"node{node}") for node in range(outcome.config.nodes)]
 
 
 def _round_seconds(run: RunDir) -> list[float]:
-    if not run.isolate_rounds.is_file():
+    try:
+        lines = run.isolate_rounds.read_bytes().splitlines()
+    except FileNotFoundError:
         return []
     seconds = []
-    for line in run.isolate_rounds.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(lines, start=1):
         try:
-            seconds.append(float(json.loads(line)["seconds"]))
-        except (ValueError, KeyError, TypeError):
+            seconds.append(ISOLATE_ROUND.decode(line, f"{run.isolate_rounds}:{number}").seconds)
+        except RecordError:
             continue  # a line cut off by a killed rank 0
     return seconds
 
@@ -233,42 +248,59 @@ def matrix_rows(iso: IsolateOutcome) -> list[list[str]]:
     return rows
 
 
-def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
-    verdict, hosts = iso.verdict, iso.hosts
-    plain: dict[str, Any] = {
-        "run_id": iso.run_id,
-        "mode": iso.rounds.mode,
-        "hosts": hosts,
-        "rounds": [
-            {"round": m.round, "nodes": [hosts[n] for n in m.nodes], "busbw": m.busbw} for m in iso.rounds.measured
-        ],
-        "round_seconds": iso.seconds,
-        "unfinished": [[hosts[n] for n in g] for g in iso.rounds.unfinished],
-        "found": iso.found,
-        "stopped": [asdict(node) for node in iso.stopped],
-        "exclude": iso.exclude(),
-        "drain": iso.drain(),
-        "problems": iso.problems,
-    }
+def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
+    """isolate.json's record: every node named by its host, never by its index alone."""
+    hosts = iso.hosts
+    record = IsolateVerdict(
+        run_id=iso.run_id,
+        mode=iso.rounds.mode,
+        hosts=hosts,
+        rounds=[RoundGroup(m.round, [hosts[n] for n in m.nodes], m.busbw) for m in iso.rounds.measured],
+        round_seconds=iso.seconds,
+        unfinished=[[hosts[n] for n in g] for g in iso.rounds.unfinished],
+        found=iso.found,
+        stopped=iso.stopped,
+        exclude=iso.exclude(),
+        drain=iso.drain(),
+        problems=iso.problems,
+    )
+    verdict = iso.verdict
     if verdict is not None:
-        plain |= {
-            "level": verdict.level,
-            "spread": verdict.spread,
-            "tolerance": verdict.tolerance,
-            "nodes": [{"host": hosts[f.node], **asdict(f)} for f in verdict.nodes],
-            "bad_nodes": [hosts[f.node] for f in verdict.bad_nodes],
-            "bad_links": [{**asdict(link), "nodes": [hosts[n] for n in link.nodes]} for link in verdict.bad_links],
-            "notes": verdict.notes,
-            "matrix": [[hosts[a], hosts[b], busbw] for (a, b), busbw in sorted(verdict.matrix.items())],
-        }
+        record.level, record.spread, record.tolerance = verdict.level, verdict.spread, verdict.tolerance
+        record.nodes = [
+            NodeVerdict(hosts[f.node], f.node, f.measurements, f.slow, f.median_busbw, f.ratio) for f in verdict.nodes
+        ]
+        record.bad_nodes = [hosts[f.node] for f in verdict.bad_nodes]
+        record.bad_links = [LinkVerdict([hosts[n] for n in b.nodes], b.busbw, b.ratio) for b in verdict.bad_links]
+        record.notes = verdict.notes
+        record.matrix = [(hosts[a], hosts[b], busbw) for (a, b), busbw in sorted(verdict.matrix.items())]
+    return record
+
+
+def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
+    """The verdict as `isolate report --format json` prints it: isolate.json's content."""
+    plain: dict[str, Any] = msgspec.to_builtins(verdict_record(iso))
     return plain
 
 
-def write_isolate(run: RunDir, iso: IsolateOutcome) -> None:
-    write_json_atomic(run.isolate_verdict, to_plain(iso))
+def record_isolate(run: RunDir, iso: IsolateOutcome) -> bool:
+    """Write isolate.json and isolate-matrix.csv once: only when the run has ended and isolate.json does
+    not exist yet (created exclusively: of racing writers one wins). True when this call wrote them; a
+    run directory that cannot be written is left as it is (False). Called by `isolate wait` and by the
+    first `isolate report` or `wait` that sees the run ended; every other read only assesses."""
+    if not iso.ended or run.isolate_verdict.exists():
+        return False
     text = io.StringIO()
     csv.writer(text).writerows(matrix_rows(iso))
-    run.isolate_matrix.write_text(text.getvalue(), encoding="utf-8")
+    try:
+        if not create_exclusive(run.isolate_verdict, ISOLATE_VERDICT.encode(verdict_record(iso)) + b"\n"):
+            return False
+        write_atomic(run.isolate_matrix, text.getvalue().encode())
+    except OSError as error:
+        if error.errno in READ_ONLY:
+            return False
+        raise
+    return True
 
 
 def plot_matrix(iso: IsolateOutcome, path: Path) -> None:

@@ -22,12 +22,16 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from jobs.inspect.progress import RankProgress, read_progress
-from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import RankState, RankStatus
+from jobs.rundir.records.run import Launcher
+from jobs.rundir.records.slurm import JobFacts
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
-from slurm.states import state_info
+
+__all__ = ["JobFacts", "Postmortem", "RankEnd", "examine", "judge", "rank_spans"]
 
 Kind = Literal["ok", "own", "peer", "dead", "killed", "lost", "hung", "stopped", "running", "absent"]
 
@@ -65,39 +69,6 @@ class RankEnd:
 
 
 @dataclass(slots=True)
-class JobFacts:
-    """What Slurm said of the job when `wait` or `status` last asked (kept in the run's slurm.json)."""
-
-    state: str = ""
-    nodes: str = ""
-    unhealthy: dict[str, str] = field(default_factory=dict)
-    """Node -> Slurm's description (down and not responding (Not responding), ...)."""
-    unanswering: list[str] = field(default_factory=list)
-    """Nodes whose slurmd did not accept a connection from the submitting host."""
-
-    @property
-    def final(self) -> bool:
-        return bool(self.state) and state_info(self.state).final
-
-    @classmethod
-    def read(cls, run: RunDir) -> JobFacts:
-        try:
-            data = read_json(run.slurm_file)
-        except (OSError, ValueError):
-            return cls()
-        return cls(
-            state=str(data.get("state", "")),
-            nodes=str(data.get("nodes", "")),
-            unhealthy=dict(data.get("unhealthy", {})),
-            unanswering=list(data.get("unanswering", [])),
-        )
-
-    def save(self, run: RunDir) -> None:
-        plain = {"state": self.state, "nodes": self.nodes, "unhealthy": self.unhealthy, "unanswering": self.unanswering}
-        write_json_atomic(run.slurm_file, plain)
-
-
-@dataclass(slots=True)
 class Postmortem:
     ends: dict[int, RankEnd]
     causes: list[str] = field(default_factory=list)
@@ -124,21 +95,23 @@ def batch_stderr(run: RunDir, job_id: str) -> Iterable[str]:
         return
 
 
-def examine(run: RunDir, statuses: dict[int, dict[str, Any]], world_size: int) -> Postmortem:
-    """Each rank's end and the failure's cause, from the run directory alone."""
+def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int) -> Postmortem:
+    """Each rank's end and the failure's cause, from the run directory alone. The heartbeats are read
+    only when they can change the verdict: when a rank lost a peer and a hung rank is to be found."""
     meta = run.read_meta()
-    launcher = meta.get("launcher")
-    job_id = str(meta.get("job_id", ""))
-    steps = read_step_messages(batch_stderr(run, job_id)) if launcher == "slurm" and job_id else None
-    facts = JobFacts.read(run)
-    hosts = {rank: str(s.get("host", "?")) for rank, s in statuses.items()}
-    progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
-    return judge(world_size, statuses, progress, steps, facts, local=launcher == "local")
+    slurm = meta.launcher is Launcher.SLURM
+    steps = read_step_messages(batch_stderr(run, meta.job_id)) if slurm and meta.job_id else None
+    facts = JobFacts.read(run) if slurm else JobFacts()
+    progress: dict[int, RankProgress] = {}
+    if any(status.state is RankState.FAILED and is_lost_peer(status.error) for status in statuses.values()):
+        hosts = {rank: s.host for rank, s in statuses.items()}
+        progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
+    return judge(world_size, statuses, progress, steps, facts, local=meta.launcher is Launcher.LOCAL)
 
 
 def judge(
     world_size: int,
-    statuses: dict[int, dict[str, Any]],
+    statuses: dict[int, RankStatus],
     progress: dict[int, RankProgress],
     steps: StepEvidence | None,
     facts: JobFacts,
@@ -155,7 +128,7 @@ def judge(
 
 def _rank_end(
     rank: int,
-    status: dict[str, Any] | None,
+    status: RankStatus | None,
     steps: StepEvidence | None,
     facts: JobFacts,
     lost_nodes: dict[str, str],
@@ -167,39 +140,34 @@ def _rank_end(
         if task_end and task_end.before_teardown:
             return RankEnd(rank, host, "dead", "dead", f"{task_end.how} before it wrote anything (srun)")
         return RankEnd(rank, host, "absent", "never started", "no status file")
-    host, state = str(status.get("host", "?")), str(status.get("state", "?"))
-    error = str(status.get("error", ""))
-    if state == "ok":
+    host, error = status.host, status.error
+    if status.state is RankState.OK:
         return RankEnd(rank, host, "ok", "ok", "finished")
     if host in lost_nodes:
-        return RankEnd(rank, host, "lost", "lost", f"its node {host} is {lost_nodes[host]}", _ended_at(status))
-    if state == "failed":
+        return RankEnd(rank, host, "lost", "lost", f"its node {host} is {lost_nodes[host]}", status.ended_at)
+    if status.state is RankState.FAILED:
         kind: Kind = "peer" if is_lost_peer(error) else "own"
-        return RankEnd(rank, host, kind, "failed", short_error(error), float(status.get("failed_at", 0.0)))
-    if state == "stopped":
-        return RankEnd(rank, host, "stopped", "stopped", error or "stopped", float(status.get("stopped_at", 0.0)))
+        return RankEnd(rank, host, kind, "failed", short_error(error), status.failed_at)
+    if status.state is RankState.STOPPED:
+        return RankEnd(rank, host, "stopped", "stopped", error or "stopped", status.stopped_at)
     if task_end is not None:
         how = f"{task_end.how} ({signal_of(task_end.how)}) per srun, with nothing recorded"
         if task_end.before_teardown:
             return RankEnd(rank, host, "dead", "dead", how)
         return RankEnd(rank, host, "killed", "dead", f"ended by srun after the step failed: {task_end.how}")
     if local and not _pid_alive(status):
-        return RankEnd(rank, host, "dead", "dead", f"its process {status.get('pid')} is gone, with nothing recorded")
+        return RankEnd(rank, host, "dead", "dead", f"its process {status.pid} is gone, with nothing recorded")
     if facts.final:
         return RankEnd(rank, host, "dead", "dead", f"recorded no end; the job ended {facts.state}")
     return RankEnd(rank, host, "running", "running", "running")
 
 
-def _ended_at(status: dict[str, Any]) -> float:
-    return float(status.get("failed_at", status.get("stopped_at", 0.0)))
-
-
-def _pid_alive(status: dict[str, Any]) -> bool:
+def _pid_alive(status: RankStatus) -> bool:
     try:
-        os.kill(int(status["pid"]), 0)
+        os.kill(status.pid, 0)
     except ProcessLookupError:
         return False
-    except (OSError, KeyError, ValueError):
+    except (OSError, ValueError, OverflowError):
         return True  # not ours to probe: assume alive
     return True
 
@@ -245,7 +213,7 @@ def _causes(
     ends: dict[int, RankEnd],
     steps: StepEvidence | None,
     lost_nodes: dict[str, str],
-    statuses: dict[int, dict[str, Any]],
+    statuses: dict[int, RankStatus],
     facts: JobFacts,
 ) -> list[str]:
     causes = []
@@ -289,7 +257,7 @@ def _stop_cause(ends: dict[int, RankEnd], steps: StepEvidence | None, facts: Job
 
 
 def _consequences(
-    ends: dict[int, RankEnd], statuses: dict[int, dict[str, Any]], facts: JobFacts, have_cause: bool
+    ends: dict[int, RankEnd], statuses: dict[int, RankStatus], facts: JobFacts, have_cause: bool
 ) -> list[str]:
     lines = []
     noticers = sorted((e for e in ends.values() if e.kind == "peer"), key=lambda e: e.at)
@@ -322,7 +290,7 @@ def _consequences(
     return lines
 
 
-def _with_peer_host(error: str, statuses: dict[int, dict[str, Any]]) -> str:
+def _with_peer_host(error: str, statuses: dict[int, RankStatus]) -> str:
     """Add the host behind an address an error names: '... [10.78.0.12]:60629 ...' (n2)."""
     match = PEER_ADDRESS.search(error)
     short = short_error(error)
@@ -330,6 +298,6 @@ def _with_peer_host(error: str, statuses: dict[int, dict[str, Any]]) -> str:
         return short
     addr = match.group("addr").removeprefix("::ffff:")
     for status in statuses.values():
-        if addr in status.get("addresses", []):
-            return f"{short} (the peer at {addr} is {status['host']})"
+        if addr in status.addresses:
+            return f"{short} (the peer at {addr} is {status.host})"
     return short

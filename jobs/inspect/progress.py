@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from collectives.results import placement_name
-from jobs.rundir.layout import RunDir, read_json
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.rank import HEARTBEAT, Beat, Phase
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +16,7 @@ class RankProgress:
     rank: int
     host: str
     phase: str
-    """init, start, end or done; 'none' when the rank never wrote a heartbeat."""
+    """init, start, end or done (the heartbeat's Phase); 'none' when the rank never wrote a readable one."""
     position: int
     """Comparable progress: -1 at init, 2i when starting measurement i, 2i+1 once it ended."""
     at: float
@@ -35,33 +36,34 @@ class RankProgress:
 def read_progress(run: RunDir, world_size: int, hosts: dict[int, str] | None = None) -> list[RankProgress]:
     found = []
     for rank in range(world_size):
-        path = run.rank_heartbeat(rank)
         try:
-            beat = read_json(path)
-        except (OSError, ValueError):
-            host = (hosts or {}).get(rank, "?")
-            found.append(RankProgress(rank, host, "none", -2, 0.0, "no heartbeat yet"))
-            continue
-        found.append(_progress(rank, beat))
+            beat = HEARTBEAT.read(run.rank_heartbeat(rank))
+        except FileNotFoundError:
+            found.append(_no_beat(rank, hosts, "no heartbeat yet"))
+        except (OSError, RecordError) as error:
+            found.append(_no_beat(rank, hosts, f"heartbeat unreadable: {error}"))
+        else:
+            found.append(progress_of(beat))
     return found
 
 
-def _progress(rank: int, beat: dict[str, Any]) -> RankProgress:
-    phase = str(beat["phase"])
-    if phase in ("start", "end"):
-        position = 2 * int(beat["index"]) + (phase == "end")
-        placement = placement_name(bool(beat.get("in_place")))
-        root = f" root {beat['root']}" if int(beat.get("root", -1)) >= 0 else ""
+def _no_beat(rank: int, hosts: dict[int, str] | None, why: str) -> RankProgress:
+    return RankProgress(rank, (hosts or {}).get(rank, "?"), "none", -2, 0.0, why)
+
+
+def progress_of(beat: Beat) -> RankProgress:
+    if beat.phase in (Phase.START, Phase.END):
+        position = 2 * beat.index + (beat.phase is Phase.END)
+        root = f" root {beat.root}" if beat.root >= 0 else ""
         where = (
-            f"{'in' if phase == 'start' else 'done with'} {beat['op']} {beat['size']} B {placement}{root} "
-            f"({int(beat['index']) + 1}/{beat['total']})"
+            f"{'in' if beat.phase is Phase.START else 'done with'} {beat.op} {beat.size} B "
+            f"{placement_name(beat.in_place)}{root} ({beat.index + 1}/{beat.total})"
         )
-    elif phase == "done":
+    elif beat.phase is Phase.DONE:
         position, where = 1 << 62, "finished its sweep"
     else:
         position, where = -1, "initialising (rendezvous, before the first measurement)"
-    total = int(beat.get("total", 0))
-    return RankProgress(rank, str(beat.get("host", "?")), phase, position, float(beat["at"]), where, total)
+    return RankProgress(beat.rank, beat.host, beat.phase.value, position, beat.at, where, beat.total)
 
 
 def behind(progress: list[RankProgress]) -> list[RankProgress]:

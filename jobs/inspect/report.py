@@ -1,10 +1,15 @@
-"""Tables and verdicts from a run directory alone: what `run`, `wait` and `report` print."""
+"""Tables and verdicts from a run directory alone: what `run`, `wait` and `report` print.
+
+Assessing a run reads it and writes nothing (a baseline on a read-only mount, a run another user owns);
+rendering prints from memory. The run's table.txt and summary.json are written once, by record_summary,
+when the run has ended: by rank 0 at the end of the job, or by the first `wait` that sees it end.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import errno
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
@@ -12,9 +17,12 @@ from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
-from jobs.inspect.setup_time import SetupTime, setup_time
-from jobs.rundir.layout import RunDir, rank_of, read_json, write_json_atomic
-from jobs.rundir.records import load_run_config
+from jobs.inspect.setup_time import setup_time
+from jobs.rundir.layout import RunDir, rank_files, rank_of
+from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
+from jobs.rundir.records.config import load_run_config
+from jobs.rundir.records.rank import STATUS, RankStatus
+from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +52,7 @@ class Thresholds:
 @dataclass(slots=True)
 class RunOutcome:
     config: Config
-    statuses: dict[int, dict[str, Any]]
+    statuses: dict[int, RankStatus]
     rows: list[SummaryRow]
     problems: list[str] = field(default_factory=list)
     """One line per failed rank, missing rank or wrong result; empty when the run passed."""
@@ -65,27 +73,49 @@ class RunOutcome:
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
+    @property
+    def ended(self) -> bool:
+        """Every rank has recorded its end or is known dead, lost or hung: the verdict will not change."""
+        return self.postmortem is not None and self.postmortem.ended()
+
 
 def result_files(run: RunDir) -> list[Path]:
-    return sorted(run.results_dir.glob("rank-*.jsonl"))
+    return rank_files(run.results_dir, ".jsonl")
 
 
-def read_statuses(run: RunDir) -> dict[int, dict[str, Any]]:
-    statuses = {}
-    for path in sorted(run.status_dir.glob("rank-*.json")):
+@dataclass(slots=True)
+class Statuses:
+    """Every rank's status on file, and the files that could not be read (named, one line each)."""
+
+    by_rank: dict[int, RankStatus] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def read_all_statuses(run: RunDir) -> Statuses:
+    found = Statuses()
+    for path in rank_files(run.status_dir, ".json"):
         try:
-            status = read_json(path)
-        except (OSError, ValueError):
+            status = STATUS.read(path)
+        except FileNotFoundError:  # filed away by a new attempt meanwhile
             continue
-        statuses[int(status["rank"])] = status
-    return statuses
+        except (OSError, RecordError) as error:
+            found.unreadable.append(f"rank {rank_of(path)}: status unreadable: {error}")
+            continue
+        found.by_rank[status.rank] = status
+    return found
+
+
+def read_statuses(run: RunDir) -> dict[int, RankStatus]:
+    """rank -> its status, leaving out files that cannot be read (assess names them)."""
+    return read_all_statuses(run).by_rank
 
 
 def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
     """Every rank's end and the aggregated rows, with what went wrong, cause first; the results are
     read once."""
     cfg = load_run_config(run)
-    statuses = read_statuses(run)
+    on_file = read_all_statuses(run)
+    statuses = on_file.by_rank
     postmortem = examine(run, statuses, cfg.world_size)
     damaged: list[DamagedLine] = []
     records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
@@ -96,7 +126,8 @@ def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: 
         config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric
     )
     damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
-    outcome.problems = postmortem.problems + _damage_problems(damage) + _row_problems(rows, cfg.world_size)
+    outcome.problems = postmortem.problems + on_file.unreadable + _damage_problems(damage)
+    outcome.problems += _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
     outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
     outcome.analysis = analyser.finish(run) if analyser else None
@@ -156,8 +187,7 @@ def render_tables(outcome: RunOutcome) -> list[str]:
         report_cputime=bench.report_cputime,
     )
     places = [
-        RankPlace(rank=s["rank"], host=s["host"], pid=int(s["pid"]), device=s["device"])
-        for _, s in sorted(outcome.statuses.items())
+        RankPlace(rank=s.rank, host=s.host, pid=s.pid, device=s.device) for _, s in sorted(outcome.statuses.items())
     ]
     lines: list[str] = []
     for group in dict.fromkeys(row.group for row in outcome.rows):  # collbench isolate: a table per group
@@ -176,23 +206,43 @@ def render_tables(outcome: RunOutcome) -> list[str]:
     return lines
 
 
-def write_table(run: RunDir, outcome: RunOutcome) -> None:
-    run.table_file.write_text("\n".join(render_tables(outcome)) + "\n", encoding="utf-8")
-
-
-def finalize(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
-    """Assess the run and write table.txt and summary.json into it."""
-    outcome = assess(run, thresholds, with_analysis=with_analysis)
-    write_table(run, outcome)
-    write_json_atomic(
-        run.summary_file,
-        {
-            "run_id": run.run_id,
-            "passed": outcome.passed,
-            "problems": outcome.problems,
-            "setup": asdict(outcome.setup) if outcome.setup else None,
-            "fabric": outcome.fabric.to_json() if outcome.fabric else None,
-            "rows": [asdict(r) for r in outcome.rows],
-        },
+def summary_of(run: RunDir, outcome: RunOutcome) -> Summary:
+    """summary.json's record of an outcome."""
+    return Summary(
+        run_id=run.run_id,
+        passed=outcome.passed,
+        problems=outcome.problems,
+        setup=outcome.setup,
+        fabric=outcome.fabric.to_json() if outcome.fabric else None,
+        rows=outcome.rows,
     )
-    return outcome
+
+
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def record_summary(run: RunDir, outcome: RunOutcome) -> bool:
+    """Write the run's table.txt and summary.json, once: only when the run has ended (every rank recorded
+    its end or is known dead) and summary.json does not exist yet. True when this call wrote them.
+
+    Called by rank 0 at the end of the job (jobs.runtime.rank_job) and by the first `wait` (or `run`)
+    that sees the run end, with the outcome it has just assessed and printed; every other reader only
+    assesses. summary.json is created exclusively (whole, in one link), so of racing writers exactly one
+    wins, and only the winner then writes table.txt. A run directory that cannot be written (a read-only
+    mount, another user's) is left as it is: False."""
+    if not outcome.ended or run.summary_file.exists():
+        return False
+    try:
+        if not create_exclusive(run.summary_file, SUMMARY.encode(summary_of(run, outcome)) + b"\n"):
+            return False
+        write_atomic(run.table_file, ("\n".join(render_tables(outcome)) + "\n").encode())
+        return True
+    except OSError as error:
+        if error.errno in READ_ONLY:
+            return False
+        raise
+
+
+def read_summary(run: RunDir) -> Summary | None:
+    """summary.json as recorded when the run ended; None when it was not recorded (yet)."""
+    return SUMMARY.read_if_any(run.summary_file)

@@ -17,7 +17,10 @@ from jobs.config.isolate import IsolateSettings
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import Measured
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+
+GroupKey = tuple[int, Group]
+"""(round, the group's nodes): a group measured, as the results lines carry it."""
 
 
 class Planner(Protocol):
@@ -56,13 +59,31 @@ def group_label(round_no: int, hosts: Sequence[str], group: Group) -> str:
     return f"round {round_no}: {collect_hostlist(hosts[node] for node in group)}"
 
 
-def group_figures(rows: Iterable[SummaryRow]) -> dict[str, float]:
-    """label -> the group's best busbw over the rows every member reported."""
-    figures: dict[str, float] = {}
+def group_figures(rows: Iterable[SummaryRow], hosts: Sequence[str] = ()) -> dict[GroupKey, float]:
+    """(round, nodes) -> the group's best busbw over the rows every member reported. Rows of results
+    written before the lines carried their round and nodes are placed by their label and `hosts`."""
+    figures: dict[GroupKey, float] = {}
     for row in rows:
-        if row.group and row.complete:
-            figures[row.group] = max(figures.get(row.group, 0.0), row.busbw)
+        if not row.group or not row.complete:
+            continue
+        key = (row.round, tuple(row.nodes)) if row.round else _key_of_label(row.group, hosts)
+        if key is not None:
+            figures[key] = max(figures.get(key, 0.0), row.busbw)
     return figures
+
+
+def _key_of_label(label: str, hosts: Sequence[str]) -> GroupKey | None:
+    """'round 2: n[1,4]' (results format 1, which had no round nor nodes) -> (2, (0, 3)) for hosts n1..n4."""
+    head, _, names = label.partition(": ")
+    number = head.removeprefix("round ")
+    index = {host: node for node, host in enumerate(hosts)}
+    try:
+        nodes = [index.get(host) for host in expand_hostlist(names)]
+    except BadHostlist:
+        return None
+    if not number.isdigit() or not nodes or None in nodes:
+        return None
+    return int(number), tuple(sorted(node for node in nodes if node is not None))
 
 
 @dataclass(slots=True)
@@ -94,21 +115,24 @@ class Rounds:
     def label(self, group: Group) -> str:
         return group_label(self.round_no, self.hosts, group)
 
-    def finish(self, figures: Mapping[str, float]) -> bool:
+    def key(self, group: Group) -> GroupKey:
+        return (self.round_no, tuple(group))
+
+    def finish(self, figures: Mapping[GroupKey, float]) -> bool:
         """Record the current round's figures; False when a group has none. The groups of an unfinished
         round that did finish are kept as measurements, but the planner never sees a partial round."""
         assert self.current is not None
-        done = [group for group in self.current if self.label(group) in figures]
-        self.measured.extend(Measured(self.round_no, group, figures[self.label(group)]) for group in done)
-        self.unfinished = [group for group in self.current if self.label(group) not in figures]
+        done = [group for group in self.current if self.key(group) in figures]
+        self.measured.extend(Measured(self.round_no, group, figures[self.key(group)]) for group in done)
+        self.unfinished = [group for group in self.current if self.key(group) not in figures]
         if self.unfinished:
             return False
         for group in done:
-            self.planner.record(group, figures[self.label(group)])
+            self.planner.record(group, figures[self.key(group)])
         return True
 
 
-def replay(settings: IsolateSettings, hosts: list[str], figures: Mapping[str, float]) -> Rounds:
+def replay(settings: IsolateSettings, hosts: list[str], figures: Mapping[GroupKey, float]) -> Rounds:
     """The rounds the job ran, from the figures its results hold, up to the first round left unfinished."""
     rounds = Rounds(settings, hosts)
     while rounds.start() is not None and rounds.finish(figures):

@@ -11,7 +11,8 @@ from typing import TextIO
 from loguru import logger
 
 from collectives.sweep import Progress
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import HEARTBEAT, Beat, Phase
 
 
 class StackDumps:
@@ -57,9 +58,14 @@ class Heartbeat:
         self.slow_s = slow_s
         self.total = 0
 
-    def beat(self, phase: str, **where: object) -> None:
-        record = {"rank": self.rank, "host": self.host, "phase": phase, "at": time.time(), "total": self.total}
-        write_json_atomic(self.path, {**record, **where})
+    def beat(
+        self, phase: Phase, index: int = 0, op: str = "", size: int = 0, root: int = -1, in_place: bool = False
+    ) -> None:
+        record = Beat(
+            rank=self.rank, host=self.host, phase=phase, at=time.time(), total=self.total,
+            index=index, op=op, size=size, root=root, in_place=in_place,
+        )  # fmt: skip
+        HEARTBEAT.write(self.path, record)
         self.dumps.rearm()
 
     def __call__(self, progress: Progress) -> None:
@@ -67,9 +73,8 @@ class Heartbeat:
         if progress.phase == "start" and self.slow_s > 0:
             time.sleep(self.slow_s)  # faults.slow_rank: this rank reaches every step late
         self.beat(
-            progress.phase,
+            Phase(progress.phase),
             index=progress.index,
-            total=progress.total,
             op=progress.op,
             size=progress.size,
             root=progress.root,

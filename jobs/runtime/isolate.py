@@ -22,9 +22,11 @@ from collectives.results import RankResult, summarize
 from collectives.sweep import OnProgress, RankContext, run_sweep
 from jobs.config.model import Config
 from jobs.isolate.plan import Group
-from jobs.isolate.rounds import Rounds, group_figures
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.isolate.rounds import GroupKey, Rounds, group_figures
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from jobs.runtime.placement import Placement
+from slurm.hostlist import collect_hostlist
 
 Emit = Callable[[RankResult], None]
 
@@ -54,7 +56,7 @@ def run_isolate(
                 device=device,
                 group=process_group,
             )
-            labelled = _Labelled(placement.rank, rounds.label(group), ranks, emit)
+            labelled = _Labelled(placement.rank, rounds, group, ranks, emit)
             run_sweep(settings, ctx, labelled, on_progress=on_progress)
             dist.destroy_process_group(process_group)
             mine = labelled.results
@@ -69,14 +71,17 @@ def run_isolate(
 
 
 class _Labelled:
-    """Emits each result of a group's sweep under the global rank, with its round and group, and keeps it."""
+    """Emits each result of a group's sweep under the global rank, with its round, nodes and ranks (and
+    the group in words, for the tables), and keeps it."""
 
-    def __init__(self, rank: int, label: str, members: list[int], emit: Emit) -> None:
-        self.rank, self.label, self.members, self.emit = rank, label, members, emit
+    def __init__(self, rank: int, rounds: Rounds, group: Group, members: list[int], emit: Emit) -> None:
+        self.rank, self.members, self.emit = rank, members, emit
+        self.round, self.nodes, self.label = rounds.round_no, list(group), rounds.label(group)
         self.results: list[RankResult] = []
 
     def __call__(self, result: RankResult) -> None:
         result.rank, result.group, result.members = self.rank, self.label, self.members
+        result.round, result.nodes = self.round, self.nodes
         self.emit(result)
         self.results.append(result)
 
@@ -108,7 +113,7 @@ def _join_round(
     return member
 
 
-def _share(mine: list[RankResult]) -> dict[str, float]:
+def _share(mine: list[RankResult]) -> dict[GroupKey, float]:
     """Every rank's results of this round, from every rank: the same figures everywhere."""
     gathered: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, [result.to_json() for result in mine])
@@ -118,23 +123,18 @@ def _share(mine: list[RankResult]) -> dict[str, float]:
 
 def _write_plan(run: RunDir, rounds: Rounds, ranks_of: list[list[int]]) -> None:
     run.isolate_dir.mkdir(exist_ok=True)
-    write_json_atomic(
-        run.isolate_plan,
-        {"mode": rounds.mode, "hosts": rounds.hosts, "ranks": ranks_of, "started": time.time()},
-    )
+    plan = IsolatePlan(mode=rounds.mode, hosts=rounds.hosts, ranks=ranks_of, started=time.time())
+    ISOLATE_PLAN.write(run.isolate_plan, plan)
 
 
-def _log_round(run: RunDir, rounds: Rounds, groups: tuple[Group, ...], figures: dict[str, float], took: float) -> None:
-    import json
-
-    record = {
-        "round": rounds.round_no,
-        "groups": [{"nodes": [rounds.hosts[n] for n in g], "busbw": figures[rounds.label(g)]} for g in groups],
-        "seconds": round(took, 3),
-    }
-    with run.isolate_rounds.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record) + "\n")
+def _log_round(
+    run: RunDir, rounds: Rounds, groups: tuple[Group, ...], figures: dict[GroupKey, float], took: float
+) -> None:
+    measured = [GroupFigure(nodes=[rounds.hosts[n] for n in g], busbw=figures[rounds.key(g)]) for g in groups]
+    record = IsolateRound(round=rounds.round_no, groups=measured, seconds=round(took, 3))
+    with run.isolate_rounds.open("ab") as handle:
+        handle.write(ISOLATE_ROUND.encode(record) + b"\n")
     logger.info(
         f"isolate round {rounds.round_no}: "
-        + ", ".join(f"{rounds.label(g).split(': ')[1]} {figures[rounds.label(g)]:.3f} GB/s" for g in groups)
+        + ", ".join(f"{collect_hostlist(group.nodes)} {group.busbw:.3f} GB/s" for group in measured)
     )

@@ -9,7 +9,7 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,8 +19,9 @@ from collectives.results import placement_name
 from jobs.config.model import NCCL_INFO_SUBSYSTEMS, Config, config_from_plain
 from jobs.config.secrets import FROM_ENVIRONMENT
 from jobs.fabric import ports
-from jobs.inspect.report import assess, write_table
+from jobs.inspect.report import assess, read_statuses, record_summary
 from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.records.rank import STATUS, Phase, RankState, RankStatus, SetupSpan, SignalNotice
 from jobs.runtime.environment import capture_environment
 from jobs.runtime.heartbeat import Heartbeat, StackDumps
 from jobs.runtime.placement import LocalRendezvous, Placement, detect_placement
@@ -29,6 +30,8 @@ from jobs.runtime.stop_signals import RankStopped, SignalWatch
 
 STOP_RECORD_WAIT_S = 2.0
 """How long the main thread waits for the signal watcher to record a stop before recording it itself."""
+SUMMARY_WAIT_S = 10.0
+"""How long rank 0, done, waits for every other rank to record its end before it records the summary."""
 
 
 class InjectedFault(RuntimeError):
@@ -69,10 +72,10 @@ class RankJob:
         dumps = StackDumps(run.rank_log(placement.rank), cfg.timeouts.resolved_watchdog_s())
         slow_s = cfg.faults.slow_ms / 1e3 if cfg.faults.slow_rank == placement.rank else 0.0
         heartbeat = Heartbeat(run, placement.rank, placement.host, dumps, slow_s)
-        status = RankStatus(run, placement, cfg.device, dumps)
-        status.write("running")
+        status = StatusWriter(run, placement, cfg.device, dumps)
+        status.write(RankState.RUNNING)
         signals = SignalWatch(on_stop=status.stop, on_notice=status.notice)
-        heartbeat.beat("init")
+        heartbeat.beat(Phase.INIT)
         _snapshot_ports(cfg, run, placement, "start")
         try:
             rows = _run_rank(cfg, run, placement, status, heartbeat)
@@ -84,8 +87,10 @@ class RankJob:
             _snapshot_ports(cfg, run, placement, "end")
             signals.close()
             dumps.close()
-        heartbeat.beat("done")
+        heartbeat.beat(Phase.DONE)
         status.finish(rows)
+        if placement.rank == 0:  # the verdict is on file even if nobody waits for the job
+            _record_summary(run, placement.world_size)
         logger.info(f"rank {placement.rank} finished: {rows} results")
         return {"rank": placement.rank, "host": placement.host, "rows": rows}
 
@@ -106,20 +111,18 @@ def _record_early_failure(run: RunDir, error: Exception) -> None:
     if rank < 0:
         return
     now = time.time()
-    write_json_atomic(
-        run.rank_status(rank),
-        {
-            "rank": rank,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "device": "?",
-            "state": "failed",
-            "started": now,
-            "updated": now,
-            "failed_at": now,
-            "error": f"{type(error).__name__}: {error}",
-        },
+    status = RankStatus(
+        rank=rank,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        device="?",
+        state=RankState.FAILED,
+        started=now,
+        updated=now,
+        failed_at=now,
+        error=f"{type(error).__name__}: {error}",
     )
+    STATUS.write(run.rank_status(rank), status)
 
 
 def rank_environment(
@@ -140,7 +143,7 @@ def rank_environment(
     return env
 
 
-class RankStatus:
+class StatusWriter:
     """This rank's status file. The first end recorded (failed or stopped) stands: what comes after it
     (the error a stop provokes, a lost peer after a failure) is logged, never recorded over it.
     Written from the main thread and from the signal watcher, so under a lock."""
@@ -149,42 +152,42 @@ class RankStatus:
         self.dumps = dumps
         self.lock = threading.RLock()
         self.ended: str = ""
-        self.signals: list[dict[str, Any]] = []
         self.stop_recorded = threading.Event()
         self.path = run.rank_status(placement.rank)
-        self.base = {
-            "rank": placement.rank,
-            "local_rank": placement.local_rank,
-            "node_rank": placement.node_rank,
-            "host": placement.host,
-            "pid": os.getpid(),
-            "device": device if device == "cpu" else f"cuda:{placement.local_rank}",
-            "job_id": placement.job_id,
-            "master_addr": placement.master_addr,
-            "master_port": placement.master_port,
-            "addresses": host_addresses(placement.host),
-            "attempt": int(os.environ.get("SLURM_RESTART_COUNT") or 0),
-            "started": time.time(),
-        }
+        now = time.time()
+        self.record = RankStatus(
+            rank=placement.rank,
+            local_rank=placement.local_rank,
+            node_rank=placement.node_rank,
+            host=placement.host,
+            pid=os.getpid(),
+            device=device if device == "cpu" else f"cuda:{placement.local_rank}",
+            job_id=placement.job_id,
+            master_addr=placement.master_addr,
+            master_port=placement.master_port,
+            addresses=host_addresses(placement.host),
+            attempt=int(os.environ.get("SLURM_RESTART_COUNT") or 0),
+            started=now,
+            updated=now,
+            state=RankState.RUNNING,
+        )
 
-    def write(self, state: str, **fields: Any) -> None:
+    def write(self, state: RankState, **fields: Any) -> None:
         with self.lock:
-            record = {**self.base, "state": state, "updated": time.time(), **fields}
-            if self.signals:
-                record["signals"] = self.signals
-            write_json_atomic(self.path, record)
+            self.record = replace(self.record, state=state, updated=time.time(), **fields)
+            STATUS.write(self.path, self.record)
 
-    def add(self, **fields: Any) -> None:
-        """Facts learnt while running (the set-up time): kept in every later write of the status."""
+    def add_setup(self, setup: SetupSpan) -> None:
+        """The set-up time, once learnt: kept in every later write of the status."""
         with self.lock:
-            self.base.update(fields)
+            self.record = replace(self.record, setup=setup)
             if not self.ended:
-                self.write("running")
+                self.write(RankState.RUNNING)
 
     def finish(self, rows: int) -> None:
         with self.lock:
             if not self.ended:
-                self.write("ok", rows=rows)
+                self.write(RankState.OK, rows=rows)
                 self.ended = "ok"
 
     def stop(self, signal_name: str, at: float) -> None:
@@ -192,7 +195,7 @@ class RankStatus:
         with self.lock:
             first = not self.ended
             if first:
-                self.write("stopped", stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
+                self.write(RankState.STOPPED, stopped_at=at, signal=signal_name, error=f"stopped by {signal_name}")
                 self.ended = "stopped"
         if first:
             logger.warning(f"stopped by {signal_name}: cancelled, preempted or out of time")
@@ -202,9 +205,10 @@ class RankStatus:
     def notice(self, signal_name: str, at: float) -> None:
         """Slurm's warning before a time limit or preemption: kept in the status, the rank goes on."""
         with self.lock:
-            self.signals.append({"signal": signal_name, "at": at})
+            notices = [*self.record.signals, SignalNotice(signal=signal_name, at=at)]
+            self.record = replace(self.record, signals=notices)
             if not self.ended:
-                self.write("running")
+                self.write(RankState.RUNNING)
         logger.warning(f"received {signal_name}: Slurm's notice of a time limit or preemption")
 
     def fail(self, error: BaseException) -> None:
@@ -221,24 +225,27 @@ class RankStatus:
                     logger.opt(exception=error).info(f"after it {self.ended}: {type(error).__name__}: {error}")
                 return
             if isinstance(error, (KeyboardInterrupt, RankStopped, SystemExit)) or _is_submitit_stop(error):
-                name = error.signal_name if isinstance(error, RankStopped) else "SIGINT"
-                name = "SIGUSR2" if _is_submitit_stop(error) or isinstance(error, SystemExit) else name
-                text = str(error) if isinstance(error, RankStopped) else f"{type(error).__name__}: {error}"
-                self.write("stopped", stopped_at=failed_at, signal=name, error=text)
-                self.ended = "stopped"
-                # the traceback shows where this rank was when it was stopped: where it hung, if it hung
-                logger.opt(exception=error).warning(f"stopped by {name} while still running")
-                self.dumps.dump_now(f"stopped by {name}")
+                self._record_stop(error, failed_at)
                 return
             logger.opt(exception=error).error(f"failed: {type(error).__name__}: {error}")
             self.dumps.dump_now(f"{type(error).__name__}")
             self.write(
-                "failed",
+                RankState.FAILED,
                 failed_at=failed_at,
                 error=f"{type(error).__name__}: {error}",
                 traceback="".join(traceback.format_exception(error)),
             )
             self.ended = "failed"
+
+    def _record_stop(self, error: BaseException, at: float) -> None:
+        name = error.signal_name if isinstance(error, RankStopped) else "SIGINT"
+        name = "SIGUSR2" if _is_submitit_stop(error) or isinstance(error, SystemExit) else name
+        text = str(error) if isinstance(error, RankStopped) else f"{type(error).__name__}: {error}"
+        self.write(RankState.STOPPED, stopped_at=at, signal=name, error=text)
+        self.ended = "stopped"
+        # the traceback shows where this rank was when it was stopped: where it hung, if it hung
+        logger.opt(exception=error).warning(f"stopped by {name} while still running")
+        self.dumps.dump_now(f"stopped by {name}")
 
 
 def _is_submitit_stop(error: BaseException) -> bool:
@@ -255,7 +262,7 @@ def host_addresses(host: str) -> list[str]:
         return []
 
 
-def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus, heartbeat: Heartbeat) -> int:
+def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWriter, heartbeat: Heartbeat) -> int:
     import torch
     import torch.distributed as dist
 
@@ -284,7 +291,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         device_id=device if device.type == "cuda" else None,  # NCCL: the communicator is created here, eagerly
     )
     setup_done = time.time()
-    status.add(setup={"started": setup_started, "done": setup_done, "seconds": round(setup_done - setup_started, 6)})
+    status.add_setup(SetupSpan(started=setup_started, done=setup_done, seconds=round(setup_done - setup_started, 6)))
     logger.bind(event="setup", seconds=setup_done - setup_started).info(
         f"process group set up in {setup_done - setup_started:.3f} s"
         + (" (NCCL communicator created eagerly)" if device.type == "cuda" else "")
@@ -317,9 +324,6 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
                     skip_first=carried,
                 )
         dist.barrier()
-        if placement.rank == 0:
-            # every rank's results are on disk now: the table is there even if nobody waits for the job
-            write_table(run, assess(run))
         return writer.rows + carried
     except BaseException as error:
         # Before teardown: peers only see the broken connection after this rank has said it failed first.
@@ -327,6 +331,27 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: RankStatus
         raise
     finally:
         dist.destroy_process_group()
+
+
+def _record_summary(run: RunDir, world_size: int) -> None:
+    """table.txt and summary.json, once every rank has recorded its end (they do so right after the last
+    barrier): waits SUMMARY_WAIT_S for them at most, then leaves it to the first `wait` that sees the end."""
+    deadline = time.monotonic() + SUMMARY_WAIT_S
+    while not _every_rank_ended(run, world_size):
+        if time.monotonic() >= deadline:
+            logger.info("table.txt and summary.json left to `collbench wait`: not every rank has ended yet")
+            return
+        time.sleep(0.2)
+    try:
+        if record_summary(run, assess(run)):
+            logger.info("table.txt and summary.json written")
+    except (OSError, ValueError) as error:  # the measurements are on disk: a reader records them later
+        logger.warning(f"table.txt and summary.json not written: {error}")
+
+
+def _every_rank_ended(run: RunDir, world_size: int) -> bool:
+    statuses = read_statuses(run)
+    return len(statuses) == world_size and all(s.state is not RankState.RUNNING for s in statuses.values())
 
 
 def _apply_thread_count(torch: Any) -> None:

@@ -14,10 +14,16 @@ from jobs.config.fabric import FabricSettings
 from jobs.fabric.ports import record
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import RankState, RankStatus
 from tests.jobs.fabric.nccl_formats import NODES, PROFILES, host_of, job_logs
 from tests.jobs.fabric.sysfs import node, write_port
 
-STATUSES = {rank: {"rank": rank, "host": host_of(rank)} for rank in range(16)}
+
+def status(rank: int, host: str) -> RankStatus:
+    return RankStatus(rank=rank, host=host, pid=rank, device="cuda:0", state=RankState.OK, started=0, updated=0)
+
+
+STATUSES = {rank: status(rank, host_of(rank)) for rank in range(16)}
 
 
 def a_run(tmp_path: Path, logs: dict[int, str], **port_changes: dict[str, Any]) -> RunDir:
@@ -132,7 +138,7 @@ def test_without_rdma_devices_or_nccl_the_section_says_so_plainly(tmp_path: Path
     for host in ("n1", "n2"):
         record(run, tmp_path / "empty-sysfs", host, "start")
         record(run, tmp_path / "empty-sysfs", host, "end")
-    statuses = {0: {"host": "n1"}, 1: {"host": "n1"}, 2: {"host": "n2"}, 3: {"host": "n2"}}
+    statuses = {rank: status(rank, host) for rank, host in enumerate(["n1", "n1", "n2", "n2"])}
     found = fabric_report(run, backend, FabricSettings(max_port_errors=0), statuses)
     first = "NCCL was not used (backend gloo): no transport to report" if backend == "gloo" else (
         "no NCCL debug log in logs/ (set fabric.nccl_info=true to keep NCCL's own account)"

@@ -11,19 +11,19 @@ from jobs.cli.main import main
 from jobs.config.isolate import IsolateSettings
 from jobs.inspect.isolate import IsolateOutcome, StoppedNode, lines, matrix_rows, to_plain
 from jobs.isolate.plan import pairs_plan
-from jobs.isolate.rounds import Rounds, group_label, replay
+from jobs.isolate.rounds import GroupKey, Rounds, replay
 from jobs.isolate.verdict import judge
 
 HOSTS = [f"n{i}" for i in range(1, 7)]
 SLOW_LINK = (1, 4)  # n2-n5
 
 
-def figures(rounds: int | None = None, lost: tuple[int, int] | None = None) -> dict[str, float]:
+def figures(rounds: int | None = None, lost: tuple[int, int] | None = None) -> dict[GroupKey, float]:
     """Every group's figure of the six-node pairs plan (n2-n5 slow) up to `rounds`; `lost` (round, node):
     that node's group of that round has none."""
     plan = pairs_plan(len(HOSTS))[:rounds]
     return {
-        group_label(number, HOSTS, group): 0.01 if group == SLOW_LINK else 1.0 + 0.01 * number
+        (number, group): 0.01 if group == SLOW_LINK else 1.0 + 0.01 * number
         for number, groups in enumerate(plan, start=1)
         for group in groups
         if lost is None or number != lost[0] or lost[1] not in group

@@ -6,6 +6,7 @@ from typing import Any
 
 from jobs.inspect.postmortem import JobFacts, is_lost_peer, judge, short_error
 from jobs.inspect.progress import RankProgress
+from jobs.rundir.records.rank import RankState, RankStatus
 from slurm.evidence import read_step_messages
 
 RESET = "RuntimeError: [/__w/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:60629: "
@@ -13,9 +14,9 @@ RESET += "Connection reset by peer. This is typically caused by a remote worker 
 TIMEOUT = "RuntimeError: [../gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 30000ms for recv operation"
 
 
-def status(rank: int, host: str, state: str, **fields: Any) -> dict[str, Any]:
-    return {"rank": rank, "host": host, "state": state, "pid": 100 + rank, "addresses": [f"10.0.0.{host[1:]}"],
-            **fields}  # fmt: skip
+def status(rank: int, host: str, state: str, **fields: Any) -> RankStatus:
+    return RankStatus(rank=rank, host=host, state=RankState(state), pid=100 + rank, device="cpu", started=1.0,
+                      updated=1.0, addresses=[f"10.0.0.{host[1:]}"], **fields)  # fmt: skip
 
 
 def at(rank: int, host: str, position: int) -> RankProgress:
@@ -33,7 +34,7 @@ def test_a_killed_rank_is_the_cause_and_the_survivors_only_noticed() -> None:
         ["srun: error: n2: task 3: Killed", "srun: launch/slurm: _step_signal: Terminating StepId=1.0",
          "srun: error: n1: task 1: Terminated"]
     )  # fmt: skip
-    progress = {r: at(r, s["host"], 6) for r, s in statuses.items()}
+    progress = {r: at(r, s.host, 6) for r, s in statuses.items()}
     report = judge(4, statuses, progress, steps, JobFacts(state="FAILED"))
     assert report.causes == [
         "rank 3 on n2 died: Killed (SIGKILL) per srun, with nothing recorded (killed, out of memory or crashed)"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from jobs.inspect.setup_time import setup_time
+from jobs.rundir.records.rank import RankState, RankStatus, SetupSpan
 
 
-def status(host: str, started: float, done: float) -> dict[str, object]:
-    return {"host": host, "setup": {"started": started, "done": done, "seconds": done - started}}
+def status(host: str, started: float | None = None, done: float = 0.0) -> RankStatus:
+    setup = None if started is None else SetupSpan(started=started, done=done, seconds=done - started)
+    return RankStatus(rank=0, host=host, pid=1, device="cpu", state=RankState.OK, started=0, updated=0, setup=setup)
 
 
 def test_the_slowest_rank_and_the_last_to_arrive_are_named() -> None:
@@ -29,6 +31,6 @@ def test_the_slowest_rank_and_the_last_to_arrive_are_named() -> None:
 
 
 def test_ranks_without_a_set_up_record_are_left_out_and_none_at_all_is_none() -> None:
-    assert setup_time({0: {"host": "n1"}, 1: {"host": "n2", "setup": {"started": "?"}}}) is None
-    found = setup_time({0: {"host": "n1"}, 1: status("n2", 5.0, 6.0)})
+    assert setup_time({0: status("n1"), 1: status("n2")}) is None
+    found = setup_time({0: status("n1"), 1: status("n2", 5.0, 6.0)})
     assert found is not None and (found.ranks, found.slowest_rank) == (1, 1)
