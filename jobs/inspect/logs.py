@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from jobs.rundir.layout import RunDir, rank_of
+from jobs.rundir.layout import RunDir, rank_files, rank_of
 
 LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 _LOGURU = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d{4}) \| (\w+)\s*\| rank=\d+ local=\d+ host=(\S+) \| ")
@@ -84,10 +84,10 @@ def sources(run: RunDir, ranks: Iterable[int] | None = None) -> list[Source]:
     """Every rank log and every task stdout/stderr of the run (for the ranks asked, if any)."""
     wanted = None if ranks is None else set(ranks)
     found = []
-    for path in run.logs_dir.glob("rank-*.log"):
-        rank = rank_of(path)
-        if wanted is None or rank in wanted:
-            found.append(Source(path, rank, "log"))
+    if wanted is None:
+        found += [Source(path, rank_of(path), "log") for path in rank_files(run.logs_dir, ".log")]
+    else:  # the files asked for by name: no listing of every rank's log
+        found += [Source(run.rank_log(rank), rank, "log") for rank in sorted(wanted) if run.rank_log(rank).is_file()]
     for path in run.submitit_dir.glob("*_log.*"):
         match = re.fullmatch(r".+_(\d+)_log\.(out|err)", path.name)
         if match and (wanted is None or int(match.group(1)) in wanted):
