@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, slurmd_answers
+from slurm.queue import JobRecord, parse_sacct, parse_squeue, sacct_argv, squeue_argv, unknown
 from slurm.settings import SlurmSettings
 
 QUERY_TIMEOUT_S = 20.0
@@ -148,27 +149,27 @@ def _stderr_caught() -> Iterator[Callable[[], str]]:
             os.close(saved)
 
 
+def query_jobs(job_ids: Sequence[str]) -> dict[str, JobRecord]:
+    """Every job's state and nodes in at most two calls, however many jobs: one squeue for all of them
+    (the controller: current), then one sacct for those it no longer lists (accounting: lags a moment,
+    but remembers finished jobs). A job neither knows is UNKNOWN; a controller that does not answer
+    leaves every job to accounting."""
+    ids = list(dict.fromkeys(job_ids))
+    if not ids:
+        return {}
+    queued = _run(squeue_argv(ids))
+    found = parse_squeue(queued.stdout) if queued.returncode == 0 else {}
+    missing = [job_id for job_id in ids if job_id not in found]
+    if missing:
+        accounted = _run(sacct_argv(missing))
+        if accounted.returncode == 0:
+            found.update({k: v for k, v in parse_sacct(accounted.stdout).items() if k in missing})
+    return {job_id: found.get(job_id) or unknown(job_id) for job_id in ids}
+
+
 def job_state(job_id: str) -> str:
-    """The job's state word: from the controller (squeue) while it remembers the job, which is
-    current, then from accounting (sacct), which lags behind by a moment but keeps old jobs."""
-    queued = _run(["squeue", "-j", job_id, "-h", "-t", "all", "-o", "%T %r"])
-    words = queued.stdout.split()
-    if queued.returncode == 0 and words:
-        return f"PENDING ({words[1]})" if words[0] == "PENDING" and len(words) > 1 else words[0]
-    return _accounting_field(job_id, "State") or "UNKNOWN"
-
-
-def job_nodes(job_id: str) -> str:
-    """The job's node list as sacct records it ('n[1-2]'), or '' before it starts."""
-    nodes = _accounting_field(job_id, "NodeList")
-    return "" if nodes == "None assigned" else nodes
-
-
-def _accounting_field(job_id: str, field: str) -> str:
-    """One field of the job's allocation line in sacct, '' when accounting has no record yet."""
-    result = _run(["sacct", "-j", job_id, "-X", "-n", "-P", "-o", field])
-    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
-    return lines[0] if result.returncode == 0 and lines else ""
+    """One job's state word (see query_jobs)."""
+    return query_jobs([job_id])[job_id].state
 
 
 def node_states(nodes: list[str]) -> list[NodeState]:
