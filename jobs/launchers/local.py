@@ -1,13 +1,16 @@
-"""The local launcher: the same RankJob as on Slurm, run by submitit's LocalExecutor on this machine."""
+"""The local launcher: the same RankEntry as on Slurm, run by submitit's LocalExecutor on this machine.
+The run ends with this process (`collbench run` waits for it); its job id is the controller's pid."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
+import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,7 +18,11 @@ import submitit
 
 from jobs.config.model import Config, ConfigError
 from jobs.inspect.report import read_statuses
+from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.entry import RankEntry
+from jobs.launchers.facts import write_final_files
+from jobs.launchers.live import Live
+from jobs.launchers.runs import check_output_dir, start_new_run
 from jobs.rundir.layout import RunDir
 
 POLL_S = 0.2
@@ -89,7 +96,7 @@ def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO = sys.stderr) 
     try:
         while not job.done():
             follower.pump(echo)
-            if any(s["state"] == "failed" for s in read_statuses(run).values()):
+            if any(s.state == "failed" for s in read_statuses(run).values()):
                 _cancel_and_wait(job)
                 break
             time.sleep(POLL_S)
@@ -127,3 +134,96 @@ class LogFollower:
             if "| DEBUG " not in line:
                 out.write(line + "\n")
         out.flush()
+
+
+class LocalLauncher(Launcher):
+    name = "local"
+    detached = False
+
+    def __init__(self) -> None:
+        self.jobs: dict[RunDir, submitit.Job[Any]] = {}
+        """The runs this process started: waited for through submitit, rank 0's log echoed."""
+
+    def check_can_start(self, cfg: Config) -> None:
+        check_host_memory(cfg)
+        check_output_dir(cfg.output_dir)
+
+    def build_request(self, cfg: Config, run_path: Path) -> Request:
+        folder = RunDir(run_path).submitit_dir
+        command = f"{shlex.quote(sys.executable)} -u -m submitit.core._submit {shlex.quote(str(folder))}"
+        text = (
+            f"# {cfg.world_size} local rank(s), each started by submitit's LocalExecutor as:\n"
+            f"SUBMITIT_LOCAL_JOB_NUM_NODES=1 SUBMITIT_LOCAL_NTASKS={cfg.world_size} {command}\n"
+        )
+        return Request(text=text, payload=command)
+
+    def start(self, cfg: Config) -> Started:
+        def launch(public: dict[str, Any], run: RunDir) -> str:
+            job = start_local(cfg, public, run)
+            self.jobs[run] = job
+            return str(job.job_id)
+
+        run, job_id = start_new_run(cfg, launch)
+        return Started(run, job_id, (f"{cfg.world_size} local ranks, run directory {run.path}",))
+
+    def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
+        return [_local_state(run, _controller_alive(run)) for run in runs]
+
+    def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        results = []
+        for run in runs:
+            job = self.jobs.get(run)
+            if job is not None:
+                watch_local(job, run)
+            else:
+                while _controller_alive(run) and (deadline is None or time.monotonic() < deadline):
+                    time.sleep(POLL_S)
+            state = _local_state(run, alive=job is None and _controller_alive(run))
+            if state.info.final and (job is not None or not run.summary_file.exists()):
+                write_final_files(run)
+            results.append(WaitResult(state=state, ranks_ended=state.info.final))
+        return results
+
+    def cancel(self, run: RunDir) -> str:
+        pid = _controller_pid(run)
+        if pid is None or not _controller_alive(run):
+            raise ConfigError(f"run {run.run_id} is not running; nothing to cancel")
+        os.kill(pid, signal.SIGINT)  # submitit's controller ends its ranks on an interrupt
+        return f"local run {run.run_id} (controller pid {pid})"
+
+    def log_locations(self, run: RunDir) -> list[Path]:
+        return [*sorted(run.logs_dir.glob("rank-*.log")), run.submitit_dir / "controller.log"]
+
+
+def _controller_pid(run: RunDir) -> int | None:
+    try:
+        return int(run.read_meta().job_id)
+    except (ValueError, OSError):
+        return None
+
+
+def _controller_alive(run: RunDir) -> bool:
+    pid = _controller_pid(run)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _local_state(run: RunDir, alive: bool) -> RunState:
+    """RUNNING while its controller lives; then COMPLETED when every rank says ok, FAILED otherwise, in
+    Slurm's words (slurm.states) so the CLI reads every launcher alike."""
+    job_id = str(_controller_pid(run) or "")
+    if alive:
+        return RunState(job_id, "RUNNING", "localhost")
+    states = [s.state for s in read_statuses(run).values()]
+    world = run.read_meta().world_size
+    if states and len(states) == world and all(state == "ok" for state in states):
+        return RunState(job_id, "COMPLETED", "localhost")
+    if states and all(state == "stopped" for state in states):
+        return RunState(job_id, "CANCELLED", "localhost")
+    return RunState(job_id, "FAILED", "localhost")

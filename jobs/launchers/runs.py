@@ -1,10 +1,11 @@
-"""Starting runs: the run directory, the config the ranks and the directory see, and Slurm submission."""
+"""Starting runs, whatever the launcher: the run directory and the config the ranks and the directory see."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +34,6 @@ def new_run(cfg: Config, public: dict[str, Any]) -> RunDir:
     return run
 
 
-def require_slurm(cfg: Config) -> None:
-    if cfg.launcher != "slurm":
-        raise ConfigError(
-            f"launcher: {cfg.launcher!r} cannot be submitted; use collbench run, or a Slurm config "
-            "(--config slurm) or launcher=slurm"
-        )
-
-
 def check_output_dir(output_dir: str) -> None:
     """output_dir must be a directory this process can write, or creatable: said before anything starts."""
     path = Path(output_dir).expanduser().absolute()
@@ -59,27 +52,14 @@ def check_output_dir(output_dir: str) -> None:
         ) from None
 
 
-def check_cluster_can_run(cfg: Config) -> None:
-    """Slurm's partitions, accounts and QOS against the request: bad input before sbatch, never a job that
-    waits forever."""
-    from slurm.preflight import RequestRefused
-    from slurm.submission import preflight
-
-    try:
-        preflight(cfg.slurm, cfg.nodes, cfg.timeouts.job_min)
-    except RequestRefused as error:
-        raise ConfigError(str(error)) from None
-
-
-def submit_new_run(cfg: Config) -> tuple[RunDir, str]:
-    """A new run directory and its Slurm job; if sbatch refuses, the directory is removed again."""
-    from jobs.launchers.slurm import submit_run
-
+def start_new_run(cfg: Config, start: Callable[[dict[str, Any], RunDir], str]) -> tuple[RunDir, str]:
+    """A new run directory and `start(public_config, run)`'s job id; if starting fails, the directory
+    is removed again, so a refusal leaves nothing behind."""
     check_output_dir(cfg.output_dir)
     public = public_config(cfg)
     run = new_run(cfg, public)
     try:
-        job_id = submit_run(cfg, public, run)
+        job_id = start(public, run)
     except BaseException:
         shutil.rmtree(run.path, ignore_errors=True)
         raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.inspect.postmortem import Kind, Postmortem, RankEnd
-from jobs.launchers.slurm import awaiting_next_attempt
+from jobs.launchers.watcher import awaiting_next_attempt
 from slurm.states import state_info
 
 

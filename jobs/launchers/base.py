@@ -1,0 +1,126 @@
+"""One interface for every launcher, as torchx's `Scheduler`: the CLI asks it and never names a launcher.
+
+A launcher builds a request apart from starting it (so a dry run prints exactly what would run), starts
+it, describes many runs in one call, waits for them, cancels one, and says where its logs are.
+
+The next launcher fits without touching the CLI. Running the ranks as `srun` job steps inside an
+allocation the user already holds (`salloc`, or a batch script calling `collbench run`) would be a
+`StepLauncher` with name "slurm-step", registered in jobs.launchers.registry:
+
+- `build_request`: the `srun --nodes=N --ntasks-per-node=T --kill-on-bad-exit=1 ... python -m
+  submitit.core._submit FOLDER` command line (the same RankEntry pickled into FOLDER), its text the
+  exact command; `check_can_start` checks SLURM_JOB_ID is set and the allocation holds `nodes` nodes;
+- `start`: the run directory, then `srun` as a child process (a job step, id JOBID.STEP); `detached`
+  is False, like the local launcher, since the step ends with this process;
+- `describe`: one `squeue --steps` (or `sacct -j JOBID.STEP`) call for every step, mapped onto the
+  same StateInfo table (slurm.states);
+- `wait`: the local launcher's loop over the child process, with the Slurm watcher's node checks;
+  `cancel`: `scancel JOBID.STEP`; `log_locations`: the ranks' logs and srun's stderr file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from jobs.config.model import Config
+from jobs.launchers.live import Live
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.slurm import JobFacts
+from slurm.states import StateInfo, state_info
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What `start` would do, built without doing it."""
+
+    text: str
+    """The exact script or command line: what a dry run prints."""
+    payload: object
+    """The launcher's own form of it (a slurm.submission.SlurmRequest, a command line, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    run: RunDir
+    job_id: str
+    """The launcher's id for it: a Slurm job id, the local controller's pid."""
+    lines: tuple[str, ...]
+    """What to tell the user (job id, run directory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """Where a run stands, in Slurm's state words (slurm.states) whatever the launcher."""
+
+    job_id: str
+    state: str
+    """'RUNNING', 'PENDING (Resources)', 'COMPLETED', 'CANCELLED by 0', 'UNKNOWN'."""
+    nodes: str = ""
+    """The nodes it runs on ('n[1-2]'), '' when not known."""
+
+    @property
+    def info(self) -> StateInfo:
+        return state_info(self.state)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitResult:
+    state: RunState
+    ranks_ended: bool
+    """Every rank had recorded its end (ok, failed, stopped) or is known dead."""
+
+    @property
+    def still_running(self) -> bool:
+        return not self.state.info.final and not self.ranks_ended
+
+
+class Launcher(ABC):
+    name: ClassVar[str]
+    detached: ClassVar[bool]
+    """The run outlives this process (`collbench submit` returns at once); False: `run` waits for it here."""
+
+    @abstractmethod
+    def check_can_start(self, cfg: Config) -> None:
+        """Refuse now, before any run directory exists, what could never run (ConfigError: exit 2;
+        slurm.submission.SlurmUnavailable: exit 3)."""
+
+    @abstractmethod
+    def build_request(self, cfg: Config, run_path: Path) -> Request:
+        """The request for a run directory at `run_path`, built apart from starting it."""
+
+    def dry_run(self, cfg: Config) -> str:
+        """What `start` would run; the run id is only chosen at start, so the path says RUN_ID."""
+        return self.build_request(cfg, Path(cfg.output_dir).expanduser().absolute() / "RUN_ID").text
+
+    @abstractmethod
+    def start(self, cfg: Config) -> Started:
+        """A new run directory and its ranks started; nothing is left behind if starting fails."""
+
+    @abstractmethod
+    def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
+        """Every run's state, in order, asked in one go however many there are."""
+
+    @abstractmethod
+    def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
+        """Wait for every run to end (or the timeout to pass), watching them all at once; `live` shows the
+        progress of a single run. When it sees a run end it writes the run's final files (once)."""
+
+    @abstractmethod
+    def cancel(self, run: RunDir) -> str:
+        """Stop the run; returns what was cancelled, in words."""
+
+    @abstractmethod
+    def log_locations(self, run: RunDir) -> list[Path]:
+        """Where the run's logs are: each rank's, then the launcher's own."""
+
+    def has_ended(self, run: RunDir) -> bool:
+        return self.describe([run])[0].info.final
+
+    def facts(self, run: RunDir) -> JobFacts | None:
+        """What the launcher says now of the run's job and nodes, in memory (never saved): for readers of a
+        run nobody waited for. None: nothing to add to the run directory."""
+        return None

@@ -1,0 +1,135 @@
+"""The Slurm watcher's policy: how its polls back off, and that N runs cost one squeue per poll, not N
+(the batching is checked on the real test cluster, with a PATH shim that logs every Slurm call)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobs.launchers.watcher import BACKOFF, Backoff, Watcher
+from jobs.rundir.layout import RunDir
+from slurm.submission import query_jobs
+from tests.conftest import SlurmCluster
+
+SLURM_COMMANDS = ("squeue", "sacct", "sinfo", "scontrol", "sbatch", "scancel", "srun")
+
+
+def polls_in(seconds: float, backoff: Backoff, changes_at: tuple[float, ...] = ()) -> list[float]:
+    """When a watcher polls over `seconds` of waiting, a change being seen at each time in `changes_at`."""
+    at, interval, times = 0.0, None, []
+    pending = sorted(changes_at)
+    while at <= seconds:
+        times.append(at)
+        changed = bool(pending) and pending[0] <= at
+        while pending and pending[0] <= at:
+            pending.pop(0)
+        interval = backoff.after(interval, changed)
+        at += interval
+    return times
+
+
+def test_the_interval_starts_short_and_doubles_up_to_the_longest() -> None:
+    backoff = Backoff(first_s=2.0, longest_s=30.0, factor=2.0)
+    intervals, interval = [], None
+    for _ in range(7):
+        interval = backoff.after(interval, changed=False)
+        intervals.append(interval)
+    assert intervals == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+def test_a_change_brings_the_interval_back_to_the_first() -> None:
+    assert BACKOFF.after(30.0, changed=True) == BACKOFF.first_s
+    assert BACKOFF.after(None, changed=False) == BACKOFF.first_s
+
+
+def test_a_quiet_two_minute_wait_polls_at_most_a_dozen_times() -> None:
+    quiet = polls_in(120, BACKOFF)
+    assert len(quiet) <= 10, quiet
+    with_changes = polls_in(120, BACKOFF, changes_at=(3.0, 60.0))  # the job starts, then a rank ends
+    assert len(with_changes) <= 12, with_changes
+    assert any(60.0 < t <= 60.0 + 2 * BACKOFF.longest_s for t in with_changes)
+
+
+@pytest.mark.parametrize(("first", "longest", "factor"), [(0.0, 30.0, 2.0), (40.0, 30.0, 2.0), (2.0, 30.0, 0.5)])
+def test_a_backoff_that_cannot_work_is_refused_by_its_values(first: float, longest: float, factor: float) -> None:
+    with pytest.raises(ValueError, match=rf"Backoff\({first}, {longest}, {factor}\): allowed 0 < first_s"):
+        Backoff(first_s=first, longest_s=longest, factor=factor)
+
+
+# ---- on the real cluster
+
+
+@pytest.fixture
+def slurm_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slurm_cluster: SlurmCluster) -> Iterator[Path]:
+    """Every Slurm command this process runs from now on, one line each (command and arguments)."""
+    shim, log = tmp_path / "shim", tmp_path / "slurm-calls.log"
+    shim.mkdir()
+    for command in SLURM_COMMANDS:
+        script = shim / command
+        script.write_text(f'#!/bin/sh\necho "{command} $*" >>"{log}"\nexec /usr/bin/{command} "$@"\n')
+        script.chmod(0o755)
+    log.write_text("")
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.slurm_conf))
+    monkeypatch.setenv("PATH", f"{shim}:{Path('/usr/bin')}:/bin")
+    yield log
+
+
+def sleeping_jobs(cluster: SlurmCluster, count: int, seconds: int) -> list[str]:
+    argv = ["/usr/bin/sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "--wrap", f"sleep {seconds}"]
+    return [
+        subprocess.run(argv, capture_output=True, text=True, env=cluster.env(), check=True).stdout.strip()
+        for _ in range(count)
+    ]
+
+
+def cancel(cluster: SlurmCluster, jobs: list[str]) -> None:
+    subprocess.run(["/usr/bin/scancel", *jobs], env=cluster.env(), check=False)
+
+
+@pytest.mark.slurm
+def test_the_state_of_n_jobs_is_one_squeue(slurm_cluster: SlurmCluster, slurm_calls: Path) -> None:
+    jobs = sleeping_jobs(slurm_cluster, 3, 60)
+    try:
+        states = query_jobs(jobs)
+    finally:
+        cancel(slurm_cluster, jobs)
+    assert sorted(states) == sorted(jobs)
+    assert all(s.state.startswith(("PENDING", "RUNNING", "CONFIGURING")) for s in states.values()), states
+    assert slurm_calls.read_text().splitlines() == [f"squeue -h -t all -j {','.join(jobs)} -o %i|%T|%r|%N"]
+
+
+@pytest.mark.slurm
+def test_jobs_squeue_forgot_are_asked_of_accounting_in_one_sacct(slurm_cluster: SlurmCluster, slurm_calls: Path) -> None:
+    live = sleeping_jobs(slurm_cluster, 1, 60)
+    try:
+        states = query_jobs([*live, "1", "2"])  # jobs 1 and 2 ended long ago: only accounting remembers them
+    finally:
+        cancel(slurm_cluster, live)
+    assert states["1"].state == "COMPLETED" and states["1"].nodes
+    calls = slurm_calls.read_text().splitlines()
+    assert [call.split()[0] for call in calls] == ["squeue", "sacct"], calls
+    assert "-j 1,2 " in calls[1], "only the jobs squeue no longer lists"
+
+
+@pytest.mark.slurm
+def test_the_watcher_polls_every_run_in_one_squeue_and_leaves_nodes_alone(
+    slurm_cluster: SlurmCluster, slurm_calls: Path, tmp_path: Path
+) -> None:
+    jobs = sleeping_jobs(slurm_cluster, 3, 60)
+    runs = []
+    for job_id in jobs:
+        run = RunDir.create(tmp_path / "runs", "slurm")
+        run.update_meta(run_id=run.run_id, launcher="slurm", world_size=1, nodes=1, job_id=job_id)
+        runs.append(run)
+    try:
+        watcher = Watcher(runs)
+        watcher.step(0.0, None)
+        watcher.step(0.5, None)  # not due yet, nothing changed on file: no Slurm call
+    finally:
+        cancel(slurm_cluster, jobs)
+    calls = slurm_calls.read_text().splitlines()
+    assert calls == [f"squeue -h -t all -j {','.join(jobs)} -o %i|%T|%r|%N"], calls
+    assert watcher.interval == BACKOFF.first_s
