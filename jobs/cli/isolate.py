@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from jobs.config.model import Config, ConfigError, load_config
-from jobs.inspect.isolate import IsolateOutcome, assess_isolate, lines, plot_matrix, to_plain, write_isolate
-from jobs.inspect.report import RunOutcome, finalize
+from jobs.inspect.isolate import IsolateOutcome, assess_isolate, lines, plot_matrix, to_plain
+from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.live import PLAIN_EVERY_S
-from jobs.launchers.runs import check_cluster_can_run, require_slurm, submit_new_run
+from jobs.launchers.registry import detached_launcher
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
 
@@ -49,7 +49,7 @@ def cmd_isolate(args: argparse.Namespace) -> int:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
         run = find_run(args.words[1], args.output_dir)
-        if run.read_meta().get("task", "sweep") != "isolate":
+        if run.read_meta().task != "isolate":
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
         return _wait(run, args) if args.words[0] == "wait" else _report(run, args)
     return _submit(args)
@@ -60,21 +60,16 @@ def _submit(args: argparse.Namespace) -> int:
     if loose:
         raise ConfigError(f"isolate: {loose[0]!r} is not KEY=VALUE nor one of {', '.join(ACTIONS)}")
     cfg = load_config(args.config, [*args.words, "task=isolate"])
-    require_slurm(cfg)
+    launcher = detached_launcher(cfg)
     if args.dry_run:
-        from jobs.launchers.slurm import dry_run_script
-
-        print(dry_run_script(cfg), end="")
+        print(launcher.dry_run(cfg), end="")
         print("\n".join(plan_lines(cfg)))
         return 0
-    from slurm.submission import check_available
-
-    check_available()
-    check_cluster_can_run(cfg)
-    run, job_id = submit_new_run(cfg)
-    print(f"job {job_id}")
-    print(f"run directory {run.path}", flush=True)
-    print(f"collbench: then: collbench isolate wait {job_id}", file=sys.stderr)
+    launcher.check_can_start(cfg)
+    started = launcher.start(cfg)
+    for line in started.lines:
+        print(line, flush=True)
+    print(f"collbench: then: collbench isolate wait {started.job_id}", file=sys.stderr)
     return 0
 
 
@@ -112,11 +107,7 @@ def _wait(run: RunDir, args: argparse.Namespace) -> int:
 
 
 def _report(run: RunDir, args: argparse.Namespace) -> int:
-    if run.read_meta().get("launcher") == "slurm":
-        from jobs.launchers.slurm import refresh_facts
-
-        refresh_facts(run)
-    return _render(finalize(run), run, args)
+    return _render(assess(run), run, args)  # reads the run directory, writes nothing into it
 
 
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
@@ -143,9 +134,7 @@ def print_verdict(outcome: RunOutcome, run: RunDir) -> int:
 
 
 def _assess(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
-    iso = assess_isolate(run, outcome)
-    write_isolate(run, iso)
-    return iso
+    return assess_isolate(run, outcome)  # isolate.json is written once, by the wait that sees the run end
 
 
 def _print(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:

@@ -10,16 +10,10 @@ from pathlib import Path
 
 from collectives.results import ResultFormatError
 from jobs.config.model import Config, ConfigError, load_config, to_yaml
-from jobs.inspect.report import RunOutcome, Thresholds, finalize, read_statuses
+from jobs.inspect.report import RunOutcome, Thresholds, assess, read_statuses
+from jobs.launchers.base import Launcher
 from jobs.launchers.live import PLAIN_EVERY_S
-from jobs.launchers.runs import (
-    check_cluster_can_run,
-    check_output_dir,
-    new_run,
-    public_config,
-    require_slurm,
-    submit_new_run,
-)
+from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
@@ -161,43 +155,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(to_yaml(cfg), end="")
         return EXIT_OK
-    if cfg.launcher == "slurm":
-        run = _submit(cfg, quiet=args.format != "table")
-        return _wait_and_report(run, None, args)
-    from jobs.launchers.local import check_host_memory, start_local, watch_local
-
-    check_host_memory(cfg)
-    check_output_dir(cfg.output_dir)
-    public = public_config(cfg)
-    run = new_run(cfg, public)
-    job = start_local(cfg, public, run)
-    print(f"collbench: {cfg.world_size} local ranks, run directory {run.path}", file=sys.stderr)
-    watch_local(job, run)
-    return _print_outcome(_finalize(run, args), run, args.format)
+    launcher = launcher_for(cfg)
+    run = _start(launcher, cfg, announce=lambda line: print(f"collbench: {line}", file=sys.stderr, flush=True))
+    return wait_and_render(run, None, args, _render, launcher)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
-    require_slurm(cfg)
-    from jobs.launchers.slurm import dry_run_script
-
+    launcher = detached_launcher(cfg)
     if args.dry_run:
-        print(dry_run_script(cfg), end="")
+        print(launcher.dry_run(cfg), end="")
         return EXIT_OK
-    _submit(cfg)
+    _start(launcher, cfg, announce=lambda line: print(line, flush=True))
     return EXIT_OK
 
 
-def _submit(cfg: Config, quiet: bool = False) -> RunDir:
-    from slurm.submission import check_available
-
-    check_available()
-    check_cluster_can_run(cfg)
-    run, job_id = submit_new_run(cfg)
-    out = sys.stderr if quiet else sys.stdout
-    print(f"job {job_id}", file=out)
-    print(f"run directory {run.path}", file=out, flush=True)
-    return run
+def _start(launcher: Launcher, cfg: Config, announce: Callable[[str], None]) -> RunDir:
+    """Check, then start: a request that could never run leaves nothing behind."""
+    launcher.check_can_start(cfg)
+    started = launcher.start(cfg)
+    for line in started.lines:
+        announce(line)
+    return started.run
 
 
 def _find(args: argparse.Namespace) -> RunDir:
@@ -216,20 +195,15 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
     run = _find(args)
     meta = run.read_meta()
-    world = int(meta.get("world_size", 0))
-    line = f"run {run.run_id}  launcher {meta.get('launcher')}  ranks {world}"
+    world = meta.world_size
+    state = launcher_of(run).describe([run])[0]  # asks only: status writes nothing into the run
+    job = f"job {state.job_id}  {state.state} ({state.info.phase})"
+    print(f"run {run.run_id}  launcher {meta.launcher}  ranks {world}  {job}")
     statuses = read_statuses(run)
-    if meta.get("launcher") == "slurm":
-        from jobs.launchers.slurm import NodeWatch, current_state
-
-        state = current_state(run)
-        NodeWatch(run, None).check(state, statuses)  # what Slurm says of the job's nodes, kept for report
-        line += f"  job {state.job_id}  {state.slurm_state} ({state.info.phase})"
-    print(line)
     postmortem = examine(run, statuses, world)
     for cause in postmortem.causes:
         print(f"cause: {cause}")
-    progress = read_progress(run, world, {r: s["host"] for r, s in statuses.items()})
+    progress = read_progress(run, world, {r: s.host for r, s in statuses.items()})
     late = behind(progress)
     if late and len(late) < len(progress):
         names = ", ".join(f"{p.rank} ({p.host}, {p.where}, {describe_age(p.at)})" for p in late[:20])
@@ -260,87 +234,66 @@ def _cmd_logs(args: argparse.Namespace) -> int:
         raise ConfigError(f"--tail: {args.tail} must be >= 0")
     keep = LogFilter(ranks=ranks, host=args.host, min_level=LEVELS[args.level] if args.level else 0, pattern=pattern)
     if args.follow:
-        follow(run, keep, lambda: _run_has_ended(run))
+        launcher = launcher_of(run)
+        follow(run, keep, lambda: launcher.has_ended(run))
     else:
         print_logs(run, keep, args.tail)
     return EXIT_OK
 
 
-def _run_has_ended(run: RunDir) -> bool:
-    meta = run.read_meta()
-    if meta.get("launcher") == "slurm":
-        from jobs.launchers.slurm import current_state
-
-        return current_state(run).info.final
-    try:
-        os.kill(int(meta["job_id"]), 0)  # the local controller's pid
-    except (OSError, KeyError, ValueError):
-        return True
-    return False
-
-
 def _cmd_wait(args: argparse.Namespace) -> int:
-    return _wait_and_report(_find(args), args.timeout, args)
+    return wait_and_render(_find(args), args.timeout, args, _render)
 
 
 Render = Callable[[RunOutcome, RunDir, str], int]
 
 
-def _wait_and_report(run: RunDir, timeout_s: float | None, args: argparse.Namespace) -> int:
-    return wait_and_render(run, timeout_s, args, lambda outcome, run, fmt: _print_outcome(outcome, run, fmt))
+def _render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
+    return _print_outcome(outcome, run, fmt)
 
 
-def wait_and_render(run: RunDir, timeout_s: float | None, args: argparse.Namespace, render: Render) -> int:
-    """Wait for the run's job (a live progress line meanwhile), then `render` its outcome; the exit status
-    also says whether the job never starts, is still running, or ended other than COMPLETED."""
-    if run.read_meta().get("launcher") != "slurm":
-        return render(_finalize(run, args), run, args.format)
+def wait_and_render(
+    run: RunDir, timeout_s: float | None, args: argparse.Namespace, render: Render, launcher: Launcher | None = None
+) -> int:
+    """Wait for the run (a live progress line meanwhile), then `render` its outcome; the exit status also
+    says whether the job never starts, is still running, or ended other than COMPLETED. `launcher`: the
+    one that started the run in this process, if any."""
     from jobs.launchers.live import Live
-    from jobs.launchers.slurm import watch_job
 
+    launcher = launcher or launcher_of(run)
     live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
     try:
-        waited = watch_job(run, timeout_s, live)
+        waited = launcher.wait([run], timeout_s, live)[0]
     finally:
         live.close()
     state = waited.state
     if state.info.phase == "never_starts":
-        print(f"collbench: job {state.job_id} {state.info.meaning(state.slurm_state)}", file=sys.stderr)
+        print(f"collbench: job {state.job_id} {state.info.meaning(state.state)}", file=sys.stderr)
         print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
         return EXIT_FAILED
-    if not state.info.final and not waited.ranks_ended:
-        print(f"collbench: job {state.job_id} is still {state.slurm_state} after {timeout_s:g} s", file=sys.stderr)
+    if waited.still_running:
+        print(f"collbench: job {state.job_id} is still {state.state} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
-    code = render(_finalize(run, args), run, args.format)
+    code = render(_assess(run, args), run, args.format)
     if state.info.final:
-        print(f"collbench: job {state.job_id} ended {state.slurm_state}", file=sys.stderr)
+        print(f"collbench: job {state.job_id} ended {state.state}", file=sys.stderr)
         return code if state.info.phase == "completed" else EXIT_FAILED
     print(
-        f"collbench: job {state.job_id}: every rank has recorded its end (Slurm still shows {state.slurm_state})",
+        f"collbench: job {state.job_id}: every rank has recorded its end (the launcher still shows {state.state})",
         file=sys.stderr,
     )
     return code
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:
-    from slurm.submission import cancel
-
     run = _find(args)
-    job_id = str(run.read_meta().get("job_id", ""))
-    if run.read_meta().get("launcher") != "slurm" or not job_id:
-        raise ConfigError(f"run {run.run_id} is not a Slurm job; nothing to cancel")
-    cancel(job_id)
-    print(f"cancelled job {job_id}")
+    print(f"cancelled {launcher_of(run).cancel(run)}")
     return EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
-    if run.read_meta().get("launcher") == "slurm":
-        from jobs.launchers.slurm import refresh_facts
-
-        refresh_facts(run)  # how the job ended may have changed since wait last looked
-    outcome = _finalize(run, args, table_view=True)
+    outcome = _assess(run, args, table_view=True)  # reads the run directory, writes nothing into it
     if args.plot:
         from jobs.inspect.plot import plot_busbw
 
@@ -353,11 +306,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return code
 
 
-def _finalize(run: RunDir, args: argparse.Namespace, table_view: bool = False) -> RunOutcome:
+def _assess(run: RunDir, args: argparse.Namespace, table_view: bool = False) -> RunOutcome:
     """The run's outcome, with the per-rank view worked out in the same pass over the results
     wherever it is printed: in JSON always, under the tables by `report` only."""
     with_analysis = args.format == "json" or (table_view and args.format == "table")
-    return finalize(run, _thresholds(args), with_analysis=with_analysis)
+    return assess(run, _thresholds(args), with_analysis=with_analysis)
 
 
 def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
@@ -368,7 +321,9 @@ def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
     elif fmt == "csv":
         print(render_csv(outcome), end="")
     else:
-        print(run.table_file.read_text(encoding="utf-8"), end="")
+        from jobs.inspect.report import render_tables
+
+        print("\n".join(render_tables(outcome)))
         print(f"# Run directory: {run.path}")
     for problem in outcome.problems:
         print(f"collbench: FAILED: {problem}", file=sys.stderr)

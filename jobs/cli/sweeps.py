@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import time
 from pathlib import Path
 
 from jobs.config.model import ConfigError, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
-from jobs.inspect.report import finalize
+from jobs.inspect.report import assess
 from jobs.inspect.scale import RunAssessment, Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
-from jobs.launchers.runs import check_cluster_can_run, check_output_dir, require_slurm, submit_new_run
+from jobs.launchers.base import Launcher, RunState
+from jobs.launchers.registry import detached_launcher, launcher_of
+from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir, find_run, write_json_atomic
 from slurm.submission import SubmissionFailed
 
@@ -60,20 +61,14 @@ def cmd_scale(args: argparse.Namespace) -> int:
 def _start(args: argparse.Namespace) -> int:
     counts, overrides = split_nodes(args.words)
     configs = {n: load_config(args.config, [*overrides, f"nodes={n}"]) for n in counts}  # all valid, or nothing runs
-    for cfg in configs.values():
-        require_slurm(cfg)
+    launchers = {n: detached_launcher(cfg) for n, cfg in configs.items()}
     if args.dry_run:
-        from jobs.launchers.slurm import dry_run_script
-
         for n, cfg in configs.items():
             print(f"# ---- nodes={n}: one job of {cfg.world_size} ranks")
-            print(dry_run_script(cfg), end="")
+            print(launchers[n].dry_run(cfg), end="")
         return 0
-    from slurm.submission import check_available
-
-    check_available()
-    for cfg in configs.values():  # every node count the cluster can run, or nothing is submitted
-        check_cluster_can_run(cfg)
+    for n, cfg in configs.items():  # every node count the cluster can run, or nothing is submitted
+        launchers[n].check_can_start(cfg)
     first = next(iter(configs.values()))
     check_output_dir(first.output_dir)
     sweep = Sweep.create(first.output_dir, counts, args.config, overrides)
@@ -83,58 +78,71 @@ def _start(args: argparse.Namespace) -> int:
     for n, cfg in configs.items():
         cfg.output_dir = str(sweep.path)
         try:
-            run, job_id = submit_new_run(cfg)
+            started = launchers[n].start(cfg)
         except SubmissionFailed as error:  # one node count the cluster refuses must not sink the others
             refused[n] = error
             sweep.update_entry(n, error=str(error))
             print(f"nodes={n}: not submitted: {error}", file=sys.stderr)
             continue
-        sweep.update_entry(n, run_dir=str(run.path), job_id=job_id)
-        print(f"nodes={n}: job {job_id} run directory {run.path}", flush=True)
+        sweep.update_entry(n, run_dir=str(started.run.path), job_id=started.job_id)
+        print(f"nodes={n}: job {started.job_id} run directory {started.run.path}", flush=True)
     if len(refused) == len(configs):  # nothing runs: leave no sweep behind
         shutil.rmtree(sweep.path, ignore_errors=True)
         raise SubmissionFailed(f"no node count was submitted, sweep directory removed: {next(iter(refused.values()))}")
     return 1 if refused else 0
 
 
-def _state(run: RunDir) -> tuple[str, bool]:
-    """The run's Slurm state (or 'local', already over) and whether it is final."""
-    if run.read_meta().get("launcher") != "slurm":
-        return "local", True
-    from jobs.launchers.slurm import current_state
+def _by_launcher(runs: list[RunDir]) -> dict[str, tuple[Launcher, list[RunDir]]]:
+    """The runs grouped by the launcher that started them: each launcher is asked once for all of its runs."""
+    groups: dict[str, tuple[Launcher, list[RunDir]]] = {}
+    for run in runs:
+        name = str(run.read_meta().launcher)
+        groups.setdefault(name, (launcher_of(run), []))[1].append(run)
+    return groups
 
-    state = current_state(run)
-    return state.slurm_state, state.info.final
+
+def _states(runs: list[RunDir]) -> dict[RunDir, RunState]:
+    found: dict[RunDir, RunState] = {}
+    for launcher, members in _by_launcher(runs).values():
+        found.update(zip(members, launcher.describe(members), strict=True))
+    return found
 
 
 def _status(sweep: Sweep, args: argparse.Namespace) -> int:
     print(f"sweep {sweep.sweep_id}")
-    for entry in sweep.entries():
+    entries = sweep.entries()
+    states = _states([RunDir(Path(e["run_dir"])) for e in entries if e.get("run_dir")])
+    for entry in entries:
         if not entry.get("run_dir"):
             print(f"{entry['nodes']:>6} node(s)  not submitted: {entry.get('error')}")
             continue
         run = RunDir(Path(entry["run_dir"]))
-        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {_state(run)[0]:<12} {run.path}")
+        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {states[run].state:<12} {run.path}")
     return 0
 
 
 def _wait(sweep: Sweep, args: argparse.Namespace) -> int:
-    from jobs.launchers.slurm import wait_for_job
-
-    deadline = None if args.timeout is None else time.monotonic() + args.timeout
-    for run in runs_by_nodes(sweep).values():
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if not wait_for_job(run, left).info.final:
+    """Every run of the sweep watched at once (one Slurm query per poll for all of them), then the report."""
+    for launcher, runs in _by_launcher(list(runs_by_nodes(sweep).values())).values():
+        if any(waited.still_running for waited in launcher.wait(runs, args.timeout, None)):
             print(f"collbench: sweep {sweep.sweep_id} is still running after {args.timeout:g} s", file=sys.stderr)
             return 1
-    return _report(sweep, args)
+    return _report(sweep, args, record=True)
 
 
-def _report(sweep: Sweep, args: argparse.Namespace) -> int:
-    report = scale_report(sweep, _assess)
+def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int:
+    """The sweep's report; `record` (wait, which has seen every run end): also into scale.txt and scale.json."""
+    states = _states(list(runs_by_nodes(sweep).values()))  # every run's state in one question
+
+    def judged(run: RunDir) -> RunAssessment:
+        outcome, state = assess(run), states[run]
+        return RunAssessment(outcome.rows, outcome.problems, state.state, state.info.final)
+
+    report = scale_report(sweep, judged)
     text = "\n".join(report.lines()) + "\n"
-    sweep.report_file.write_text(text, encoding="utf-8")
-    write_json_atomic(sweep.report_json, report.to_plain())
+    if record:
+        sweep.report_file.write_text(text, encoding="utf-8")
+        write_json_atomic(sweep.report_json, report.to_plain())
     print(text, end="")
     print(f"# Sweep directory: {sweep.path}")
     if args.plot:
@@ -143,11 +151,6 @@ def _report(sweep: Sweep, args: argparse.Namespace) -> int:
         plot_scaling(report.per_nodes, Path(args.plot), f"collbench {sweep.sweep_id}")
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return 0 if report.complete else 1
-
-
-def _assess(run: RunDir) -> RunAssessment:
-    outcome = finalize(run)
-    return RunAssessment(outcome.rows, outcome.problems, *_state(run))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -167,7 +170,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for side, run in (("baseline", base), ("candidate", cand)):
             for line in notes(run):
                 print(f"collbench: {side}: {line}", file=sys.stderr)
-        result = compare_rows(finalize(base).rows, finalize(cand).rows, tolerance)
+        result = compare_rows(assess(base).rows, assess(cand).rows, tolerance)
         names = (base.run_id, cand.run_id)
     print(f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}")
     print(HEADER)
@@ -199,5 +202,5 @@ def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Compariso
             parts.append(Comparison(notes=[f"{nodes} node(s) only in the {side}, not compared"]))
             continue
         label = f"{nodes}n"
-        parts.append(compare_rows(finalize(base_runs[nodes]).rows, finalize(cand_runs[nodes]).rows, tolerance, label))
+        parts.append(compare_rows(assess(base_runs[nodes]).rows, assess(cand_runs[nodes]).rows, tolerance, label))
     return merge(parts)
