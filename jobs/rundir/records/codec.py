@@ -10,6 +10,7 @@ collbench reads.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,8 @@ def _reason(error: Exception) -> str:
 
 
 def _scratch(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """A temporary name of this process and thread alone, beside `path` (same filesystem: renames are atomic)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 
 def write_atomic(path: Path, data: bytes) -> None:
