@@ -1,0 +1,35 @@
+"""A group's figure is keyed by its round and nodes, as the results lines carry them; lines written before
+they did (the group only as a label) are placed by their label."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from collectives.results import SummaryRow, summarize
+from jobs.isolate.rounds import group_figures, group_label
+from tests.jobs.rundir.synthetic import result
+
+HOSTS = ["n1", "n2", "n3", "n4"]
+
+
+def rows(round_no: int, nodes: tuple[int, ...], busbw_scale: float, as_data: bool) -> list[SummaryRow]:
+    members = [2 * n + r for n in nodes for r in (0, 1)]
+    label = group_label(round_no, HOSTS, nodes)
+    records = [
+        result(rank, HOSTS[rank // 2], 1 << 20, len(members), 100.0 * busbw_scale, group=label, members=members)
+        for rank in members
+    ]
+    if as_data:
+        records = [replace(r, round=round_no, nodes=list(nodes)) for r in records]
+    return summarize(records)
+
+
+def test_figures_are_keyed_by_round_and_nodes_whether_carried_or_labelled() -> None:
+    for as_data in (True, False):
+        found = group_figures(rows(2, (0, 3), 1.0, as_data) + rows(2, (1, 2), 4.0, as_data), HOSTS)
+        assert set(found) == {(2, (0, 3)), (2, (1, 2))}
+        assert found[(2, (0, 3))] > found[(2, (1, 2))]
+
+
+def test_a_label_naming_a_host_outside_the_job_is_left_out() -> None:
+    assert group_figures(rows(1, (0, 1), 1.0, as_data=False), ["x1", "x2"]) == {}
