@@ -75,7 +75,7 @@ def _decimals(cell: str) -> int:
 
 
 def _matches(cell: str, value: float) -> bool:
-    return abs(float(cell) - value) <= 0.5 * 10 ** -_decimals(cell) + 1e-12
+    return abs(float(cell) - value) <= 0.5 * 10.0 ** -_decimals(cell) + 1e-12
 
 
 def test_the_document_has_every_key(run_json: tuple[Path, dict[str, Any]]) -> None:
