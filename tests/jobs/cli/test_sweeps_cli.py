@@ -2,8 +2,9 @@
 
 A real sweep is one Slurm job per node count (tests/jobs/cli/test_scale_slurm.py runs them). Here the
 sweep directory is laid out as `collbench scale` writes it (docs: jobs/inspect/scale.py) around two real
-local runs of 2 ranks standing for 1 and 2 nodes, plus a node count Slurm refused, so `scale report`
-and `scale status` are checked against the runs' own summary.json without a cluster.
+local runs of 2 ranks standing for 1 and 2 nodes, plus a node count Slurm refused, so `scale status`,
+`scale report` (which only reads) and `scale wait` (which records scale.txt and scale.json once every run
+has ended) are checked against the runs' own summary.json without a cluster.
 """
 
 from __future__ import annotations
@@ -142,8 +143,8 @@ def test_status_lists_every_node_count(sweep: Path) -> None:
     entries = json.loads((sweep / "sweep.json").read_text())["entries"]
     assert result.stdout.splitlines() == [
         f"sweep {sweep.name}",
-        f"     1 node(s)  job {entries[0]['job_id']:<8} {'local':<12} {entries[0]['run_dir']}",
-        f"     2 node(s)  job {entries[1]['job_id']:<8} {'local':<12} {entries[1]['run_dir']}",
+        f"     1 node(s)  job {entries[0]['job_id']:<8} {'COMPLETED':<12} {entries[0]['run_dir']}",
+        f"     2 node(s)  job {entries[1]['job_id']:<8} {'COMPLETED':<12} {entries[1]['run_dir']}",
         f"     4 node(s)  not submitted: {REFUSED}",
     ]
 
@@ -153,6 +154,10 @@ def test_report_holds_each_runs_busbw_and_says_what_was_not_submitted(sweep: Pat
     assert result.returncode == 1, "a node count was not submitted: the sweep is incomplete"
     lines = result.stdout.splitlines()
     assert lines[-2:] == [f"# 4 node(s): NOT SUBMITTED: {REFUSED}", f"# Sweep directory: {sweep}"]
+    assert not (sweep / "scale.txt").exists() and not (sweep / "scale.json").exists(), "report only reads"
+
+    waited = scale("wait", str(sweep), "--timeout", "60", cwd=sweep.parent)  # every run has ended: wait records
+    assert waited.returncode == 1 and waited.stdout == result.stdout, waited.stderr
     assert (sweep / "scale.txt").read_text() == "\n".join(lines[:-1]) + "\n"
 
     entries = json.loads((sweep / "sweep.json").read_text())["entries"]
@@ -172,8 +177,8 @@ def test_report_holds_each_runs_busbw_and_says_what_was_not_submitted(sweep: Pat
     report = json.loads((sweep / "scale.json").read_text())
     assert report["complete"] is False
     assert [(n["nodes"], n["outcome"], n["state"]) for n in report["nodes"]] == [
-        (1, "completed", "local"),
-        (2, "completed", "local"),
+        (1, "completed", "COMPLETED"),
+        (2, "completed", "COMPLETED"),
         (4, "not submitted", ""),
     ]
     (op,) = report["ops"]
@@ -192,4 +197,5 @@ def test_report_of_a_complete_sweep_passes(sweep: Path, tmp_path: Path) -> None:
     result = scale("report", str(complete), cwd=tmp_path)  # by path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "# every node count completed" in result.stdout
+    assert scale("wait", str(complete), cwd=tmp_path).returncode == 0
     assert json.loads((complete / "scale.json").read_text())["complete"] is True
