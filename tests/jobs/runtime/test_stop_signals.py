@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import RankState
 from jobs.runtime import rank_job
 from jobs.runtime.heartbeat import StackDumps
 from jobs.runtime.placement import Placement
-from jobs.runtime.rank_job import RankStatus
+from jobs.runtime.rank_job import StatusWriter
 from jobs.runtime.stop_signals import RankStopped, SignalWatch
 
 HEADING = "# collbench: Python stacks of every thread (stopped by SIGTERM):"
@@ -34,8 +35,8 @@ class Rank:
             rank=0, world_size=1, local_rank=0, local_world_size=1, node_rank=0, nnodes=1,
             host="localhost", master_addr="localhost", master_port=1, job_id="",
         )  # fmt: skip
-        self.status = RankStatus(self.run, placement, "cpu", self.dumps)
-        self.status.write("running")
+        self.status = StatusWriter(self.run, placement, "cpu", self.dumps)
+        self.status.write(RankState.RUNNING)
 
     def recorded(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.run.rank_status(0).read_text())
@@ -52,7 +53,7 @@ def rank(tmp_path: Path) -> Iterator[Rank]:
     made.dumps.close()
 
 
-def blocked_until_signalled(watch: SignalWatch, status: RankStatus, signum: int) -> BaseException:
+def blocked_until_signalled(watch: SignalWatch, status: StatusWriter, signum: int) -> BaseException:
     """The main thread sleeps as it would in a collective; the signal arrives; the rank ends as rank_job's does."""
     try:
         os.kill(os.getpid(), signum)
