@@ -259,3 +259,20 @@ def test_an_environment_that_differs_on_one_node_is_flagged(slurm_cluster: Slurm
     for path in run.rglob("*"):
         if path.is_file():
             assert b"s3cr3t-value" not in path.read_bytes(), f"a secret reached {path}"
+
+
+def test_status_and_report_of_a_finished_run_only_read_it(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+    job_id, run = submit(slurm_cluster, workdir, "nodes=2", "slurm.tasks_per_node=1", "bench.ops=[all_reduce]")
+    assert wait(slurm_cluster, workdir, job_id).returncode == 0
+    before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
+    subprocess.run(["mount", "--bind", str(run), str(run)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(run)], check=True)
+        for command in ("status", "report"):
+            result = collbench(command, str(run), cwd=workdir, env=slurm_cluster.env())
+            assert result.returncode == 0, f"{command} on a read-only run: {result.stderr}"
+        assert f"job {job_id}  COMPLETED (completed)" in collbench("status", str(run), cwd=workdir,
+                                                                   env=slurm_cluster.env()).stdout  # fmt: skip
+    finally:
+        subprocess.run(["umount", str(run)], check=False)
+    assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before, "status and report wrote nothing"
