@@ -283,12 +283,13 @@ def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
     return plain
 
 
-def record_isolate(run: RunDir, iso: IsolateOutcome) -> bool:
-    """Write isolate.json and isolate-matrix.csv once: only when the run has ended and isolate.json does
-    not exist yet (created exclusively: of racing writers one wins). True when this call wrote them; a
-    run directory that cannot be written is left as it is (False). Called by `isolate wait` and by the
-    first `isolate report` or `wait` that sees the run ended; every other read only assesses."""
-    if not iso.ended or run.isolate_verdict.exists():
+def record_isolate(run: RunDir, iso: IsolateOutcome, job_over: bool = False) -> bool:
+    """Write isolate.json and isolate-matrix.csv once: only when the run has ended (or `job_over`, as for
+    record_summary) and isolate.json does not exist yet (created exclusively: of racing writers one
+    wins). True when this call wrote them; a run directory that cannot be written is left as it is
+    (False). Called, like record_summary, by the first `wait` or `isolate wait` that sees the run end;
+    every other read only assesses."""
+    if not (iso.ended or job_over) or run.isolate_verdict.exists():
         return False
     text = io.StringIO()
     csv.writer(text).writerows(matrix_rows(iso))

@@ -221,16 +221,17 @@ def summary_of(run: RunDir, outcome: RunOutcome) -> Summary:
 READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
-def record_summary(run: RunDir, outcome: RunOutcome) -> bool:
+def record_summary(run: RunDir, outcome: RunOutcome, job_over: bool = False) -> bool:
     """Write the run's table.txt and summary.json, once: only when the run has ended (every rank recorded
-    its end or is known dead) and summary.json does not exist yet. True when this call wrote them.
+    its end or is known dead; or `job_over`: the caller saw the job end, e.g. Slurm says it is final, even
+    with ranks that never started) and summary.json does not exist yet. True when this call wrote them.
 
     Called by rank 0 at the end of the job (jobs.runtime.rank_job) and by the first `wait` (or `run`)
     that sees the run end, with the outcome it has just assessed and printed; every other reader only
     assesses. summary.json is created exclusively (whole, in one link), so of racing writers exactly one
     wins, and only the winner then writes table.txt. A run directory that cannot be written (a read-only
     mount, another user's) is left as it is: False."""
-    if not outcome.ended or run.summary_file.exists():
+    if not (outcome.ended or job_over) or run.summary_file.exists():
         return False
     try:
         if not create_exclusive(run.summary_file, SUMMARY.encode(summary_of(run, outcome)) + b"\n"):

@@ -75,3 +75,15 @@ def test_the_isolate_verdict_is_written_once(tmp_path: Path) -> None:
     assert set(written) - set(before) == {"isolate.json", "isolate-matrix.csv"}
     assert record_isolate(run, iso) is False
     assert fingerprint(run.path) == written
+
+
+def test_a_job_seen_over_gets_its_summary_even_with_ranks_that_never_started(tmp_path: Path) -> None:
+    run = sweep_run(tmp_path)
+    run.rank_status(1).unlink()
+    outcome = assess(run)
+    assert not outcome.ended and not outcome.passed
+    assert record_summary(run, outcome) is False
+    assert record_summary(run, outcome, job_over=True) is True
+    summary = read_summary(run)
+    assert summary is not None and not summary.passed
+    assert "rank(s) 1 never started (no status file)" in summary.problems
