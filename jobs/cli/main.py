@@ -196,9 +196,13 @@ def _cmd_status(args: argparse.Namespace) -> int:
     run = _find(args)
     meta = run.read_meta()
     world = meta.world_size
-    state = launcher_of(run).describe([run])[0]  # asks only: status writes nothing into the run
+    launcher = launcher_of(run)
+    state = launcher.describe([run])[0]  # status asks and reads: it writes nothing into the run
     job = f"job {state.job_id}  {state.state} ({state.info.phase})"
     print(f"run {run.run_id}  launcher {meta.launcher}  ranks {world}  {job}")
+    facts = launcher.facts(run, state)
+    for node, why in sorted(facts.unhealthy.items() if facts else ()):
+        print(f"node {node}: {why}")
     statuses = read_statuses(run)
     postmortem = examine(run, statuses, world)
     for cause in postmortem.causes:

@@ -120,7 +120,7 @@ class Launcher(ABC):
     def has_ended(self, run: RunDir) -> bool:
         return self.describe([run])[0].info.final
 
-    def facts(self, run: RunDir) -> JobFacts | None:
-        """What the launcher says now of the run's job and nodes, in memory (never saved): for readers of a
-        run nobody waited for. None: nothing to add to the run directory."""
+    def facts(self, run: RunDir, state: RunState) -> JobFacts | None:
+        """What the launcher says now of the run's job (`state`, from describe) and its nodes, in memory,
+        never saved: for `status`. None: nothing beyond the run directory."""
         return None

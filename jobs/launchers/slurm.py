@@ -80,16 +80,12 @@ class SlurmLauncher(Launcher):
         ranks = sorted(run.logs_dir.glob("rank-*.log"))
         return [*ranks, *(run.submitit_dir / f"{job_id}_0_log.{ext}" for ext in ("out", "err"))]
 
-    def facts(self, run: RunDir) -> JobFacts:
+    def facts(self, run: RunDir, state: RunState) -> JobFacts:
         """What wait kept, brought up to date with what Slurm says now (state, nodes, and while the job
-        runs its nodes' health), in memory only."""
+        runs its nodes' health: one sinfo), in memory only."""
         facts = load_facts(run)
         if facts.final:
             return facts  # the end the first wait saw: nothing Slurm says now can change it
-        try:
-            state = self.describe([run])[0]
-        except submission.SlurmUnavailable:
-            return facts
         if state.info.phase != "unknown":
             facts.state = state.state
         facts.nodes = facts.nodes or state.nodes
