@@ -11,7 +11,7 @@ from jobs.inspect.isolate import IsolateOutcome, assess_isolate, lines, plot_mat
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.live import PLAIN_EVERY_S
-from jobs.launchers.registry import detached_launcher
+from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
 
@@ -107,7 +107,9 @@ def _wait(run: RunDir, args: argparse.Namespace) -> int:
 
 
 def _report(run: RunDir, args: argparse.Namespace) -> int:
-    return _render(assess(run), run, args)  # reads the run directory, writes nothing into it
+    launcher = launcher_of(run)
+    facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
+    return _render(assess(run, facts=facts), run, args)  # reads the run directory, writes nothing into it
 
 
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from jobs.launchers.base import Launcher
 from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
+from jobs.rundir.records.slurm import JobFacts
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
@@ -204,7 +205,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     for node, why in sorted(facts.unhealthy.items() if facts else ()):
         print(f"node {node}: {why}")
     statuses = read_statuses(run)
-    postmortem = examine(run, statuses, world)
+    postmortem = examine(run, statuses, world, facts)
     for cause in postmortem.causes:
         print(f"cause: {cause}")
     progress = read_progress(run, world, {r: s.host for r, s in statuses.items()})
@@ -297,7 +298,9 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
-    outcome = _assess(run, args, table_view=True)  # reads the run directory, writes nothing into it
+    launcher = launcher_of(run)
+    facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
+    outcome = _assess(run, args, table_view=True, facts=facts)  # reads the run directory, writes nothing
     if args.plot:
         from jobs.inspect.plot import plot_busbw
 
@@ -310,11 +313,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return code
 
 
-def _assess(run: RunDir, args: argparse.Namespace, table_view: bool = False) -> RunOutcome:
+def _assess(
+    run: RunDir, args: argparse.Namespace, table_view: bool = False, facts: JobFacts | None = None
+) -> RunOutcome:
     """The run's outcome, with the per-rank view worked out in the same pass over the results
     wherever it is printed: in JSON always, under the tables by `report` only."""
     with_analysis = args.format == "json" or (table_view and args.format == "table")
-    return assess(run, _thresholds(args), with_analysis=with_analysis)
+    return assess(run, _thresholds(args), with_analysis=with_analysis, facts=facts)
 
 
 def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:

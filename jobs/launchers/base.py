@@ -122,5 +122,5 @@ class Launcher(ABC):
 
     def facts(self, run: RunDir, state: RunState) -> JobFacts | None:
         """What the launcher says now of the run's job (`state`, from describe) and its nodes, in memory,
-        never saved: for `status`. None: nothing beyond the run directory."""
+        never saved: for `status` and `report`. None: nothing beyond the run directory."""
         return None

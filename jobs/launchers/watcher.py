@@ -130,7 +130,7 @@ class Watched:
             if self.state.info.phase != "running" and record.state and state_of(record).info.phase == "running":
                 self.progress_at = now  # its ranks have had no time to make progress yet
         self.state = state_of(record)
-        if record.nodes and not self.facts.nodes:
+        if record.nodes:  # the attempt running now (a requeued job may run on other nodes)
             self.facts.nodes = record.nodes
         if self.state.info.phase != "unknown":  # accounting may have forgotten an old job: keep what was seen
             self.facts.state = record.state

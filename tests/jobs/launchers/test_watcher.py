@@ -102,7 +102,9 @@ def test_the_state_of_n_jobs_is_one_squeue(slurm_cluster: SlurmCluster, slurm_ca
 
 
 @pytest.mark.slurm
-def test_jobs_squeue_forgot_are_asked_of_accounting_in_one_sacct(slurm_cluster: SlurmCluster, slurm_calls: Path) -> None:
+def test_jobs_squeue_forgot_are_asked_of_accounting_in_one_sacct(
+    slurm_cluster: SlurmCluster, slurm_calls: Path
+) -> None:
     live = sleeping_jobs(slurm_cluster, 1, 60)
     try:
         states = query_jobs([*live, "1", "2"])  # jobs 1 and 2 ended long ago: only accounting remembers them
