@@ -95,13 +95,14 @@ def batch_stderr(run: RunDir, job_id: str) -> Iterable[str]:
         return
 
 
-def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int) -> Postmortem:
+def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int, facts: JobFacts | None = None) -> Postmortem:
     """Each rank's end and the failure's cause, from the run directory alone. The heartbeats are read
     only when they can change the verdict: when a rank lost a peer and a hung rank is to be found."""
     meta = run.read_meta()
     slurm = meta.launcher is Launcher.SLURM
     steps = read_step_messages(batch_stderr(run, meta.job_id)) if slurm and meta.job_id else None
-    facts = JobFacts.read(run) if slurm else JobFacts()
+    if facts is None:  # the launcher's facts in memory (jobs.launchers: status, report), else slurm.json
+        facts = JobFacts.read(run) if slurm else JobFacts()
     progress: dict[int, RankProgress] = {}
     if any(status.state is RankState.FAILED and is_lost_peer(status.error) for status in statuses.values()):
         hosts = {rank: s.host for rank, s in statuses.items()}

@@ -22,6 +22,7 @@ from jobs.rundir.layout import RunDir, rank_files, rank_of
 from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankStatus
+from jobs.rundir.records.slurm import JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
 
 
@@ -110,13 +111,15 @@ def read_statuses(run: RunDir) -> dict[int, RankStatus]:
     return read_all_statuses(run).by_rank
 
 
-def assess(run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False) -> RunOutcome:
+def assess(
+    run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False, facts: JobFacts | None = None
+) -> RunOutcome:
     """Every rank's end and the aggregated rows, with what went wrong, cause first; the results are
     read once."""
     cfg = load_run_config(run)
     on_file = read_all_statuses(run)
     statuses = on_file.by_rank
-    postmortem = examine(run, statuses, cfg.world_size)
+    postmortem = examine(run, statuses, cfg.world_size, facts)
     damaged: list[DamagedLine] = []
     records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
     analyser = Analyser() if with_analysis else None
