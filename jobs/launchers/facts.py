@@ -7,6 +7,7 @@ from __future__ import annotations
 from jobs.inspect.isolate import assess_isolate, record_isolate
 from jobs.inspect.report import assess, record_summary
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.run import Task
 from jobs.rundir.records.slurm import JobFacts
 
 
@@ -19,10 +20,15 @@ def save_facts(run: RunDir, facts: JobFacts) -> None:
     facts.save(run)
 
 
-def write_final_files(run: RunDir) -> None:
+def write_final_files(run: RunDir, job_over: bool = False) -> None:
     """table.txt and summary.json, and for collbench isolate its verdict files, by whoever first sees the
-    run end (record_summary writes only while summary.json does not exist)."""
+    run end (record_summary writes only while summary.json does not exist). `job_over`: the launcher says
+    the job has ended, so ranks that never started count as ended too. When rank 0 (or an earlier wait)
+    has recorded them already, the run is not read again: at thousands of ranks that read takes seconds."""
+    isolate = run.read_meta().task == Task.ISOLATE
+    if run.summary_file.exists() and (not isolate or run.isolate_verdict.exists()):
+        return
     outcome = assess(run)
-    record_summary(run, outcome)
+    record_summary(run, outcome, job_over=job_over)
     if outcome.config.task == "isolate":
-        record_isolate(run, assess_isolate(run, outcome))
+        record_isolate(run, assess_isolate(run, outcome), job_over=job_over)

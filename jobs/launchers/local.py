@@ -181,7 +181,7 @@ class LocalLauncher(Launcher):
                     time.sleep(POLL_S)
             state = _local_state(run, alive=job is None and _controller_alive(run))
             if state.info.final and (job is not None or not run.summary_file.exists()):
-                write_final_files(run)
+                write_final_files(run, job_over=True)
             results.append(WaitResult(state=state, ranks_ended=state.info.final))
         return results
 

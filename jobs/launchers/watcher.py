@@ -238,7 +238,7 @@ class Watcher:
         over = w.state.info.final or ranks_ended
         if over and w.state.info.phase != "never_starts" and not w.saw_end_on_file:
             save_facts(w.run, w.facts)
-            write_final_files(w.run)
+            write_final_files(w.run, job_over=w.state.info.final)
 
 
 def _settle_state(w: Watched) -> None:
