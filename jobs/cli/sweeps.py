@@ -131,7 +131,8 @@ def _wait(sweep: Sweep, args: argparse.Namespace) -> int:
 
 
 def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int:
-    """The sweep's report; `record` (wait, which has seen every run end): also into scale.txt and scale.json."""
+    """The sweep's report; `record` (wait, which has seen every run end): also into scale.txt and scale.json,
+    once: a later wait on the finished sweep reads it as report does and writes nothing."""
     states = _states(list(runs_by_nodes(sweep).values()))  # every run's state in one question
 
     def judged(run: RunDir) -> RunAssessment:
@@ -140,7 +141,7 @@ def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int
 
     report = scale_report(sweep, judged)
     text = "\n".join(report.lines()) + "\n"
-    if record:
+    if record and not sweep.report_json.exists():
         sweep.report_file.write_text(text, encoding="utf-8")
         write_json_atomic(sweep.report_json, report.to_plain())
     print(text, end="")
