@@ -15,6 +15,7 @@ from jobs.launchers.base import Launcher
 from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
+from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.slurm import JobFacts
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
@@ -32,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.handler(args))
-    except (ConfigError, FileNotFoundError, ResultFormatError, SubmissionFailed) as error:
+    except (ConfigError, FileNotFoundError, RecordError, ResultFormatError, SubmissionFailed) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except SlurmUnavailable as error:

@@ -14,7 +14,7 @@ import pytest
 
 from jobs.launchers.slurm import slurm_request
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records import load_run_config
+from jobs.rundir.records.config import load_run_config
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from tests.conftest import CommandResult, SlurmCluster, collbench, read_jsonl
 
