@@ -194,8 +194,14 @@ def test_report_of_a_complete_sweep_passes(sweep: Path, tmp_path: Path) -> None:
     meta = json.loads((complete / "sweep.json").read_text())
     meta["entries"] = meta["entries"][:2]
     (complete / "sweep.json").write_text(json.dumps(meta))
+    for recorded in ("scale.json", "scale.txt"):  # the copied sweep's own were recorded before the edit
+        (complete / recorded).unlink(missing_ok=True)
     result = scale("report", str(complete), cwd=tmp_path)  # by path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "# every node count completed" in result.stdout
+    assert not (complete / "scale.json").exists()  # report only reads
     assert scale("wait", str(complete), cwd=tmp_path).returncode == 0
+    recorded = (complete / "scale.json").stat().st_mtime_ns
     assert json.loads((complete / "scale.json").read_text())["complete"] is True
+    assert scale("wait", str(complete), cwd=tmp_path).returncode == 0  # a second wait reads, records nothing
+    assert (complete / "scale.json").stat().st_mtime_ns == recorded
