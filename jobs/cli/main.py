@@ -120,7 +120,10 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
 
 def _add_output_args(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--format", choices=("table", "json", "csv"), default="table", help="what to print (default: table)"
+        "--format",
+        choices=("table", "json", "csv", "nccl-tests-json"),
+        default="table",
+        help="what to print (default: table); nccl-tests-json: nccl-tests' -J document, one line per op",
     )
     command.add_argument(
         "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
@@ -328,6 +331,15 @@ def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
 
     if fmt == "json":
         print(render_json(run, outcome), end="")
+    elif fmt == "nccl-tests-json":
+        from jobs.inspect.exports import nccl_tests_json
+
+        try:
+            documents = nccl_tests_json.documents(run, outcome)
+        except nccl_tests_json.NotExportable as error:
+            raise ConfigError(str(error)) from None
+        for document in documents.values():
+            print(nccl_tests_json.render(document))
     elif fmt == "csv":
         print(render_csv(outcome), end="")
     else:
