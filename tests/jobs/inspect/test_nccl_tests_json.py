@@ -152,12 +152,13 @@ def test_the_figures_are_collbench_s_own(finished: tuple[Path, Path]) -> None:
                 next(
                     line["times_us"]
                     for line in lines
-                    if (line["op"], line["size"], line["in_place"], line["rank"]) == (op, row["size"], row["in_place"], r)
+                    if (line["op"], line["size"], line["in_place"], line["rank"])
+                    == (op, row["size"], row["in_place"], r)
                 )
                 for r in (0, 1)
             ]
             assert per_iter["per_process_max_times_us"] == [pytest.approx(t, abs=1e-6) for t in mine]
-            assert per_iter["times_us"] == pytest.approx([max(a, b) for a, b in zip(*mine)], abs=1e-6)
+            assert per_iter["times_us"] == pytest.approx([max(a, b) for a, b in zip(*mine, strict=True)], abs=1e-6)
             # the mean of the per-process means is the table's time (the loop of each rank, averaged)
             means = [sum(t) / len(t) for t in mine]
             assert sum(means) / 2 == pytest.approx(row["time_us"], rel=1e-6)
