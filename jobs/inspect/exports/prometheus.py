@@ -242,7 +242,9 @@ def write_textfile(path: Path, registry: CollectorRegistry) -> None:
     try:
         write_to_textfile(str(path), registry)
     except OSError as error:
-        raise ExportError(f"--textfile {str(path)!r}: {error.strerror or error}") from None
+        raise ExportError(
+            f"--textfile {str(path)!r}: cannot write in {str(folder)!r}: {error.strerror or error}"
+        ) from None
 
 
 def push(url: str, metrics: RunMetrics, timeout_s: float = 10.0) -> None:

@@ -177,7 +177,7 @@ def test_a_textfile_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path
         unwritable = tmp_path / "locked"
         unwritable.mkdir(mode=0o500)
     cases = {
-        str(unwritable / "collbench.prom"): str(unwritable),
+        str(unwritable / "collbench.prom"): f"cannot write in '{unwritable}'" if os.geteuid() == 0 else "not writable",
         str(tmp_path / "absent" / "collbench.prom"): "is not a directory",
         str(tmp_path / "collbench.txt"): "reads only *.prom files",
     }
@@ -217,9 +217,7 @@ def test_a_push_lands_in_one_group_per_cluster_and_config(pushgateway: str, tmp_
     assert "collbench_isolate_node_verdict" in node
 
 
-def test_a_pushgateway_that_refuses_or_does_not_answer_is_one_line_and_exit_2(
-    pushgateway: str, tmp_path: Path
-) -> None:
+def test_a_pushgateway_that_refuses_or_does_not_answer_is_one_line_and_exit_2(pushgateway: str, tmp_path: Path) -> None:
     run = sweep_run(tmp_path / "runs")
     before = fingerprint(run.path)
     silent = f"http://127.0.0.1:{_free_port()}"
