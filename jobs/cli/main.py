@@ -77,12 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     logs.set_defaults(handler=_cmd_logs)
 
     from jobs.cli.config import add_command as add_config_command
+    from jobs.cli.export import add_command as add_export_command
     from jobs.cli.isolate import add_command
     from jobs.cli.sweeps import add_commands
 
     add_commands(commands)
     add_command(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
+    add_export_command(commands)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),
@@ -120,7 +122,10 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
 
 def _add_output_args(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--format", choices=("table", "json", "csv"), default="table", help="what to print (default: table)"
+        "--format",
+        choices=("table", "json", "csv", "nccl-tests-json"),
+        default="table",
+        help="what to print (default: table); nccl-tests-json: nccl-tests' -J document, one line per op",
     )
     command.add_argument(
         "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
@@ -328,6 +333,15 @@ def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
 
     if fmt == "json":
         print(render_json(run, outcome), end="")
+    elif fmt == "nccl-tests-json":
+        from jobs.inspect.exports import nccl_tests_json
+
+        try:
+            documents = nccl_tests_json.documents(run, outcome)
+        except nccl_tests_json.NotExportable as error:
+            raise ConfigError(str(error)) from None
+        for document in documents.values():
+            print(nccl_tests_json.render(document))
     elif fmt == "csv":
         print(render_csv(outcome), end="")
     else:

@@ -15,6 +15,7 @@ from collectives.results import DamagedLine, SummaryRow, iter_rank_results, plac
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis
+from jobs.inspect.exports import nccl_tests_json
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.setup_time import setup_time
@@ -225,21 +226,23 @@ READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def record_summary(run: RunDir, outcome: RunOutcome, job_over: bool = False) -> bool:
-    """Write the run's table.txt and summary.json, once: only when the run has ended (every rank recorded
-    its end or is known dead; or `job_over`: the caller saw the job end, e.g. Slurm says it is final, even
-    with ranks that never started) and summary.json does not exist yet. True when this call wrote them.
+    """Write the run's table.txt, summary.json and nccl-tests/<op>.json, once: only when the run has ended
+    (every rank recorded its end or is known dead; or `job_over`: the caller saw the job end, e.g. Slurm
+    says it is final, even with ranks that never started) and summary.json does not exist yet. True when
+    this call wrote them.
 
     Called by rank 0 at the end of the job (jobs.runtime.rank_job) and by the first `wait` (or `run`)
     that sees the run end, with the outcome it has just assessed and printed; every other reader only
     assesses. summary.json is created exclusively (whole, in one link), so of racing writers exactly one
-    wins, and only the winner then writes table.txt. A run directory that cannot be written (a read-only
-    mount, another user's) is left as it is: False."""
+    wins, and only the winner then writes table.txt and nccl-tests/ (docs/exports.md). A run directory
+    that cannot be written (a read-only mount, another user's) is left as it is: False."""
     if not (outcome.ended or job_over) or run.summary_file.exists():
         return False
     try:
         if not create_exclusive(run.summary_file, SUMMARY.encode(summary_of(run, outcome)) + b"\n"):
             return False
         write_atomic(run.table_file, ("\n".join(render_tables(outcome)) + "\n").encode())
+        nccl_tests_json.write_files(run, outcome)
         return True
     except OSError as error:
         if error.errno in READ_ONLY:

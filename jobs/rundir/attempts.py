@@ -6,7 +6,8 @@ partitions) Slurm may start the job again; every attempt then begins, in the bat
 any rank starts, with `python -m jobs.rundir.attempts RUN_DIR`, which
 
   - moves what the previous attempt left at the top of the run directory (logs/, results/, status/,
-    heartbeat/, env/, fabric/, table.txt, summary.json, slurm.json, and a copy of submitit's task logs) into
+    heartbeat/, env/, fabric/, table.txt, summary.json, nccl-tests/, slurm.json, and a copy of submitit's
+    task logs) into
     attempts/<n>/, so the top level only ever holds the current attempt and no file is written by two;
   - records in attempts.json each attempt's nodes, start, how the one before it ended (NODE_FAIL,
     PREEMPTED, REQUEUED by hand or by submitit) and, with slurm.resume on the same nodes, how many
@@ -34,7 +35,7 @@ from jobs.rundir.records.rank import STATUS
 
 MOVED = (
     "logs", "results", "status", "heartbeat", "env", "fabric", "isolate",
-    "table.txt", "summary.json", "slurm.json", "isolate.json", "isolate-matrix.csv",
+    "table.txt", "summary.json", "nccl-tests", "slurm.json", "isolate.json", "isolate-matrix.csv",
 )  # fmt: skip
 
 

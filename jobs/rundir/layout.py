@@ -116,6 +116,14 @@ class RunDir:
     def isolate_matrix(self) -> Path:
         return self.path / "isolate-matrix.csv"
 
+    @property
+    def nccl_tests_dir(self) -> Path:
+        """The run in nccl-tests' JSON (JSON_FILE_VERSION 3), one file per op, written with summary.json."""
+        return self.path / "nccl-tests"
+
+    def nccl_tests_file(self, op: str) -> Path:
+        return self.nccl_tests_dir / f"{op}.json"
+
     def nccl_debug_log(self, rank: int) -> Path:
         """Where NCCL_DEBUG_FILE points for this rank when NCCL debugging is on."""
         return self.logs_dir / f"nccl-rank-{rank:05d}.log"

@@ -27,7 +27,7 @@ def test_the_summary_is_written_once_and_a_later_verdict_does_not_replace_it(tmp
     run = sweep_run(tmp_path)
     assert record_summary(run, assess(run)) is True
     written = fingerprint(run.path)
-    assert {"summary.json", "table.txt"} <= set(written)
+    assert {"summary.json", "table.txt", "nccl-tests/all_reduce.json"} <= set(written)
     summary = read_summary(run)
     assert summary is not None and summary.passed and summary.run_id == run.run_id and len(summary.rows) == 2
     failing = assess(run, Thresholds(min_busbw=1e9))
@@ -63,6 +63,7 @@ def test_of_writers_racing_exactly_one_writes(tmp_path: Path) -> None:
         thread.join()
     assert sorted(wins) == [False] * 7 + [True]
     assert sorted(p.name for p in run.path.iterdir() if p.name.startswith(".")) == [], "no scratch file left"
+    assert [p.name for p in run.nccl_tests_dir.iterdir()] == ["all_reduce.json"], "the winner wrote it, once"
 
 
 def test_the_isolate_verdict_is_written_once(tmp_path: Path) -> None:
@@ -87,3 +88,10 @@ def test_a_job_seen_over_gets_its_summary_even_with_ranks_that_never_started(tmp
     summary = read_summary(run)
     assert summary is not None and not summary.passed
     assert "rank(s) 1 never started (no status file)" in summary.problems
+
+
+def test_an_isolate_run_gets_no_nccl_tests_json(tmp_path: Path) -> None:
+    """Its rows are rounds of node groups: nccl-tests' schema has no place for them."""
+    run = isolate_run(tmp_path)
+    assert record_summary(run, assess(run)) is True
+    assert run.summary_file.exists() and not run.nccl_tests_dir.exists()

@@ -1,0 +1,265 @@
+"""A run (or every run of a sweep) as Prometheus metrics, built with prometheus_client: for node_exporter's
+textfile collector (written whole, then renamed into place) or a Pushgateway.
+
+Conventions (docs/exports.md has the list): one prefix, `collbench_`; base units in the names (seconds,
+bytes, bytes per second; ratios as ratios); labels of low cardinality. Every series carries `cluster` and
+`config`, which are also the Pushgateway's grouping key (one group per cluster and config, replaced whole
+by the next push of the same config: no stale series, and never one group per node). What changes with
+every run (run id, Slurm job id) is on `collbench_run_info` alone. Where a label means what DCGM's or NCCL
+Inspector's means it has their name and values: `hostname`, `slurm_job_id`, `collective` (NCCL's names:
+AllReduce, AllGather, ...), `message_size` (Inspector's "1.00MB"; the exact bytes in `message_size_bytes`).
+
+Reads the run directory only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, generate_latest, push_to_gateway, write_to_textfile
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from jobs.config.schema import to_plain
+from jobs.inspect.isolate import assess_isolate, verdict_record
+from jobs.inspect.report import RunOutcome, assess
+from jobs.rundir.layout import RunDir, read_json
+
+PREFIX = "collbench_"
+JOB = "collbench"
+"""The Pushgateway's `job` label."""
+
+GB = 1e9
+"""collbench's table is in GB/s of 1e9 bytes, as nccl-tests'."""
+
+COLLECTIVES = {
+    "all_reduce": "AllReduce",
+    "all_gather": "AllGather",
+    "reduce_scatter": "ReduceScatter",
+    "broadcast": "Broadcast",
+    "reduce": "Reduce",
+    "all_to_all": "AllToAll",
+    "gather": "Gather",
+    "scatter": "Scatter",
+    "sendrecv": "SendRecv",
+}
+"""collbench's op -> NCCL's name for it, as NCCL Inspector's `collective` label writes it (ncclFuncToString)."""
+
+GROUP = ("cluster", "config")
+ROW = (*GROUP, "collective", "message_size", "message_size_bytes", "placement", "root")
+NODE = (*GROUP, "hostname")
+NODE_VERDICTS = ("healthy", "slow", "stopped")
+
+
+class ExportError(ValueError):
+    """An export that could not be done: one line naming the value and why (exit 2)."""
+
+
+def message_size(size: int) -> str:
+    """NCCL Inspector's message_size label: two decimals and B, KB, MB, GB, TB (powers of 1024)."""
+    value = float(size)
+    units = ("B", "KB", "MB", "GB", "TB")
+    index = 0
+    while value >= 1024 and index < len(units) - 1:
+        value /= 1024
+        index += 1
+    return f"{value:.2f}{units[index]}"
+
+
+@dataclass(slots=True)
+class _Families:
+    """Metric families by name, filled run by run: the same name from several runs is one family."""
+
+    families: dict[str, GaugeMetricFamily] = field(default_factory=dict)
+
+    def add(self, name: str, doc: str, labels: Sequence[str], values: Sequence[str], value: float) -> None:
+        family = self.families.get(name)
+        if family is None:
+            family = self.families[name] = GaugeMetricFamily(PREFIX + name, doc, labels=list(labels))
+        family.add_metric(list(values), value)
+
+
+class _Collected(Collector):
+    def __init__(self, families: _Families) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families.families.values()
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """One run's metrics and its Pushgateway group."""
+
+    run: RunDir
+    grouping_key: dict[str, str]
+    registry: CollectorRegistry
+
+
+def default_cluster(run: RunDir) -> str:
+    """Slurm's cluster name as rank 0 saw it (SLURM_CLUSTER_NAME), else "local"."""
+    variables = _rank0_variables(run)
+    return str(variables.get("SLURM_CLUSTER_NAME") or "local")
+
+
+def _rank0_variables(run: RunDir) -> dict[str, object]:
+    try:
+        variables = read_json(run.rank_env(0)).get("variables", {})
+    except (OSError, ValueError):
+        return {}
+    return variables if isinstance(variables, dict) else {}
+
+
+def default_config_name(outcome: RunOutcome) -> str:
+    """What was measured, in a short stable name: task, backend, nodes and ranks, and a hash of what else
+    decides the figures (the bench section; isolate's too), so two runs of one config share a group."""
+    cfg = outcome.config
+    plain = to_plain(cfg)
+    decisive = {"bench": plain.get("bench"), "isolate": plain.get("isolate") if cfg.task == "isolate" else None}
+    digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return f"{cfg.task}-{cfg.backend}-{cfg.nodes}n{cfg.world_size}r-{digest}"
+
+
+def run_metrics(run: RunDir, cluster: str | None = None, config_name: str | None = None) -> RunMetrics:
+    families = _Families()
+    key = add_run(families, run, cluster, config_name)
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(_Collected(families))
+    return RunMetrics(run, key, registry)
+
+
+def registry_of(
+    runs: Sequence[RunDir], cluster: str | None = None, config_name: str | None = None
+) -> CollectorRegistry:
+    """Every run's metrics in one registry (a textfile, or stdout)."""
+    families = _Families()
+    for run in runs:
+        add_run(families, run, cluster, config_name)
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(_Collected(families))
+    return registry
+
+
+def add_run(families: _Families, run: RunDir, cluster: str | None, config_name: str | None) -> dict[str, str]:
+    """Add one run's metrics; its grouping key (cluster, config)."""
+    outcome = assess(run)
+    cfg = outcome.config
+    group = [cluster or default_cluster(run), config_name or default_config_name(outcome)]
+    add = families.add
+    meta = run.read_meta()
+    job_id = meta.job_id if meta.launcher == "slurm" else ""  # a local run's job id is a pid
+    add(
+        "run_info",
+        "The run behind this cluster and config's figures: its id, Slurm job id, launcher, backend and task.",
+        (*GROUP, "run_id", "slurm_job_id", "launcher", "backend", "task"),
+        (*group, run.run_id, job_id, str(meta.launcher), cfg.backend, cfg.task),
+        1.0,
+    )
+    add("run_ended", "1 when every rank has recorded its end (the verdict will not change).", GROUP, group,
+        float(outcome.ended))  # fmt: skip
+    add("run_success", "1 when the run passed every check (no failed rank, no #wrong, complete rows).", GROUP, group,
+        float(outcome.passed))  # fmt: skip
+    add("run_problems", "Problems the verdict names (failed ranks, wrong results, missing rows).", GROUP, group,
+        float(len(outcome.problems)))  # fmt: skip
+    wrong = sum(row.wrong for row in outcome.rows if row.wrong > 0)
+    add("run_wrong_elements", "Wrong output elements over every measurement and rank (#wrong).", GROUP, group,
+        float(wrong))  # fmt: skip
+    add("run_ranks", "Ranks in the job.", GROUP, group, float(cfg.world_size))
+    add("run_nodes", "Nodes in the job.", GROUP, group, float(meta.nodes))
+    statuses = outcome.statuses.values()
+    if statuses:
+        add("run_start_time_seconds", "When the first rank started, seconds since the epoch.", GROUP, group,
+            min(s.started for s in statuses))  # fmt: skip
+        add("run_end_time_seconds", "When the last rank last recorded its state, seconds since the epoch.", GROUP,
+            group, max(s.updated for s in statuses))  # fmt: skip
+    if outcome.setup is not None:
+        add("setup_slowest_seconds", "The process group's set-up time on its slowest rank.", GROUP, group,
+            outcome.setup.slowest_s)  # fmt: skip
+        add("setup_median_seconds", "The process group's set-up time, median over the ranks.", GROUP, group,
+            outcome.setup.median_s)  # fmt: skip
+    for row in outcome.rows:
+        if row.group:  # collbench isolate's rounds of node groups: its verdict below stands for them
+            continue
+        labels = (*group, COLLECTIVES.get(row.op, row.op), message_size(row.size), str(row.size),
+                  "in_place" if row.in_place else "out_of_place", str(row.root))  # fmt: skip
+        add("bus_bandwidth_bytes_per_second", "Bus bandwidth (nccl-tests' busbw) per collective, size and placement.",
+            ROW, labels, row.busbw * GB)  # fmt: skip
+        add("algorithm_bandwidth_bytes_per_second", "Algorithm bandwidth (nccl-tests' algbw).", ROW, labels,
+            row.algbw * GB)  # fmt: skip
+        add("collective_time_seconds", "Time per call, the ranks' times combined as bench.average says.", ROW,
+            labels, row.time_us / 1e6)  # fmt: skip
+        if row.wrong >= 0:
+            add("wrong_elements", "Wrong output elements (#wrong), summed over the ranks.", ROW, labels,
+                float(row.wrong))  # fmt: skip
+    if cfg.task == "isolate":
+        _add_isolate(families, run, outcome, group)
+    return dict(zip(GROUP, group, strict=True))
+
+
+def _add_isolate(families: _Families, run: RunDir, outcome: RunOutcome, group: list[str]) -> None:
+    record = verdict_record(assess_isolate(run, outcome))
+    add = families.add
+    add("isolate_bad_found", "1 when collbench isolate named a bad node or link, or a node stopped answering.",
+        GROUP, group, float(record.found))  # fmt: skip
+    if record.level is not None:
+        add("isolate_level_bytes_per_second", "The healthy level isolate judges every node against (busbw).",
+            GROUP, group, record.level * GB)  # fmt: skip
+    stopped = {node.host for node in record.stopped}
+    figures = {node.host: node for node in record.nodes}
+    for host in record.hosts:
+        verdict = "stopped" if host in stopped else "slow" if host in record.bad_nodes else "healthy"
+        for state in NODE_VERDICTS:
+            add("isolate_node_verdict", "Each node's verdict: 1 on its state (healthy, slow, stopped), 0 on others.",
+                (*NODE, "verdict"), (*group, host, state), float(state == verdict))  # fmt: skip
+        figure = figures.get(host)
+        if figure is not None:
+            add("isolate_node_bus_bandwidth_bytes_per_second", "The node's median busbw over its groups.", NODE,
+                (*group, host), figure.median_busbw * GB)  # fmt: skip
+            add("isolate_node_level_ratio", "The node's median busbw / the healthy level (1 is healthy).", NODE,
+                (*group, host), figure.ratio)  # fmt: skip
+
+
+def exposition(registry: CollectorRegistry) -> str:
+    return generate_latest(registry).decode()
+
+
+def write_textfile(path: Path, registry: CollectorRegistry) -> None:
+    """node_exporter's textfile collector reads *.prom: written to a temporary name beside it, then renamed
+    (prometheus_client's write_to_textfile), so the collector never reads half a file."""
+    if path.suffix != ".prom":
+        raise ExportError(f"--textfile {str(path)!r}: node_exporter's textfile collector reads only *.prom files")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ExportError(f"--textfile {str(path)!r}: {str(folder)!r} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(f"--textfile {str(path)!r}: {str(folder)!r} is not writable")
+    try:
+        write_to_textfile(str(path), registry)
+    except OSError as error:
+        raise ExportError(
+            f"--textfile {str(path)!r}: cannot write in {str(folder)!r}: {error.strerror or error}"
+        ) from None
+
+
+def push(url: str, metrics: RunMetrics, timeout_s: float = 10.0) -> None:
+    """PUT the run's metrics to the Pushgateway under job=collbench and its cluster and config: the group's
+    series are replaced whole."""
+    if not url.startswith(("http://", "https://")):
+        raise ExportError(f"--pushgateway {url!r}: not an http:// or https:// URL")
+    try:
+        push_to_gateway(url, job=JOB, registry=metrics.registry, grouping_key=metrics.grouping_key, timeout=timeout_s)
+    except urllib.error.HTTPError as error:
+        said = error.read().decode(errors="replace").strip().splitlines()
+        raise ExportError(
+            f"--pushgateway {url!r} refused the push: HTTP {error.code} {error.reason}"
+            + (f": {said[0]}" if said else "")
+        ) from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise ExportError(f"--pushgateway {url!r} does not answer: {reason}") from None

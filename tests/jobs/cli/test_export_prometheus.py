@@ -1,0 +1,234 @@
+"""`collbench export prometheus` against the real tools, from Debian's packages: `promtool check metrics`
+(package prometheus) and a Pushgateway (package prometheus-pushgateway) started here on a free loopback
+port with a temporary persistence file, read back over its HTTP API. The packages are installed when
+missing (as root; outside root the tests skip, and in CI, CI=true, they fail instead), and the services
+Debian's packages ship are stopped and disabled: only the tests' own Pushgateway runs, and only while they do."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jobs.inspect.report import assess
+from jobs.rundir.layout import RunDir
+from tests.conftest import CommandResult, collbench
+from tests.jobs.rundir.files import fingerprint
+from tests.jobs.rundir.synthetic import isolate_run, sweep_run
+
+PACKAGES = ("prometheus", "prometheus-pushgateway")
+TOOLS = ("promtool", "prometheus-pushgateway")
+
+
+def _install() -> None:
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    command = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES]
+    if subprocess.run(command, env=env, capture_output=True, check=False).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            pytest.fail(f"apt-get install {' '.join(PACKAGES)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    for service in PACKAGES:  # the packaged daemons: never left running by the suite
+        if Path("/run/systemd/system").is_dir():
+            subprocess.run(["systemctl", "disable", "--now", service], capture_output=True, check=False)
+        elif Path(f"/etc/init.d/{service}").exists():
+            subprocess.run([f"/etc/init.d/{service}", "stop"], capture_output=True, check=False)
+            subprocess.run(["update-rc.d", service, "disable"], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def prometheus_tools() -> None:
+    if all(shutil.which(tool) for tool in TOOLS):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        reason = f"{', '.join(TOOLS)} missing, and installing Debian's {', '.join(PACKAGES)} needs root and apt-get"
+        if os.environ.get("CI"):
+            pytest.fail(f"the Prometheus tests must run in CI, but: {reason}")
+        pytest.skip(reason)
+    _install()
+    assert all(shutil.which(tool) for tool in TOOLS), f"{TOOLS} still missing after apt-get install"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def pushgateway(prometheus_tools: None, tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "pushgateway.log").open("w")
+    daemon = subprocess.Popen(
+        ["prometheus-pushgateway", f"--web.listen-address=127.0.0.1:{port}",
+         f"--persistence.file={tmp_path / 'pushgateway.data'}"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            assert daemon.poll() is None, (tmp_path / "pushgateway.log").read_text()
+            assert time.monotonic() < deadline, "the Pushgateway did not get ready in 30 s"
+            time.sleep(0.2)
+        yield url
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+        log.close()
+
+
+def _promtool(text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+
+
+def _export(*args: str, cwd: Path) -> CommandResult:
+    return collbench("export", "prometheus", *args, cwd=cwd, timeout=120)
+
+
+def _samples(text: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            found.setdefault(line.split("{")[0].split(" ")[0], []).append(line)
+    return found
+
+
+def test_a_run_and_an_isolate_run_pass_promtool_without_a_complaint(prometheus_tools: None, tmp_path: Path) -> None:
+    for run in (sweep_run(tmp_path / "sweep"), isolate_run(tmp_path / "isolate")):
+        result = _export(str(run.path), cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        checked = _promtool(result.stdout)
+        assert checked.returncode == 0 and checked.stdout == "" and checked.stderr == "", checked
+
+
+def test_the_metrics_are_the_run_s_figures_in_base_units(prometheus_tools: None, tmp_path: Path) -> None:
+    run = sweep_run(tmp_path)
+    text = _export(str(run.path), "--cluster", "lab", "--config-name", "ar-2r", cwd=tmp_path).stdout
+    samples = _samples(text)
+    assert all(name.startswith("collbench_") for name in samples)
+    assert not [name for name in samples if "gbs" in name or "percent" in name or "micro" in name], "base units"
+    rows = assess(run).rows
+    busbw = samples["collbench_bus_bandwidth_bytes_per_second"]
+    assert len(busbw) == len(rows) == 2
+    for row in rows:
+        line = next(s for s in busbw if f'message_size_bytes="{row.size}"' in s)
+        assert 'collective="AllReduce"' in line and 'cluster="lab"' in line and 'config="ar-2r"' in line
+        assert float(line.rsplit(" ", 1)[1]) == pytest.approx(row.busbw * 1e9)
+        time_line = next(s for s in samples["collbench_collective_time_seconds"] if f'_bytes="{row.size}"' in s)
+        assert float(time_line.rsplit(" ", 1)[1]) == pytest.approx(row.time_us / 1e6)
+    assert 'message_size="1.00KB"' in busbw[0] + busbw[1] and 'message_size="4.00KB"' in busbw[0] + busbw[1]
+    assert samples["collbench_run_success"] == ['collbench_run_success{cluster="lab",config="ar-2r"} 1.0']
+    assert samples["collbench_run_wrong_elements"][0].endswith(" 0.0")
+    for name in ("collbench_run_start_time_seconds", "collbench_run_info", "collbench_wrong_elements"):
+        assert name in samples, name
+    info = samples["collbench_run_info"][0]
+    assert f'run_id="{run.run_id}"' in info
+    assert "run_id" not in "".join(busbw), "what changes every run is on run_info alone"
+
+
+def test_isolate_gives_each_node_s_verdict_and_level(prometheus_tools: None, tmp_path: Path) -> None:
+    run = isolate_run(tmp_path)
+    samples = _samples(_export(str(run.path), cwd=tmp_path).stdout)
+    verdicts = [s for s in samples["collbench_isolate_node_verdict"] if s.endswith(" 1.0")]
+    hosts = {s.split('hostname="')[1].split('"')[0] for s in samples["collbench_isolate_node_verdict"]}
+    assert len(verdicts) == len(hosts) >= 2, "exactly one state per node"
+    assert any('verdict="healthy"' in s for s in verdicts)
+    assert "collbench_isolate_level_bytes_per_second" in samples
+    assert len(samples["collbench_isolate_node_level_ratio"]) == len(hosts)
+    assert "collbench_bus_bandwidth_bytes_per_second" not in samples, "isolate's rounds are not sweep rows"
+
+
+def test_the_textfile_is_written_whole_and_the_run_is_only_read(prometheus_tools: None, tmp_path: Path) -> None:
+    run = sweep_run(tmp_path / "runs")
+    before = fingerprint(run.path)
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    target = folder / "collbench.prom"
+    result = _export(str(run.path), "--textfile", str(target), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in folder.iterdir()] == ["collbench.prom"], "no temporary file left beside it"
+    checked = _promtool(target.read_text())
+    assert checked.returncode == 0 and checked.stdout == checked.stderr == "", checked
+    assert fingerprint(run.path) == before
+
+
+def test_a_textfile_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    run = sweep_run(tmp_path / "runs")
+    before = fingerprint(run.path)
+    if os.geteuid() == 0:
+        unwritable = Path("/proc")  # root passes permission bits; /proc takes no new file even from root
+    else:
+        unwritable = tmp_path / "locked"
+        unwritable.mkdir(mode=0o500)
+    cases = {
+        str(unwritable / "collbench.prom"): f"cannot write in '{unwritable}'" if os.geteuid() == 0 else "not writable",
+        str(tmp_path / "absent" / "collbench.prom"): "is not a directory",
+        str(tmp_path / "collbench.txt"): "reads only *.prom files",
+    }
+    for target, said in cases.items():
+        result = _export(str(run.path), "--textfile", target, cwd=tmp_path)
+        assert result.returncode == 2, result
+        assert len(result.stderr.splitlines()) == 1 and said in result.stderr and target in result.stderr, result
+    assert not (tmp_path / "collbench.txt").exists()
+    assert fingerprint(run.path) == before
+
+
+def _groups(url: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{url}/api/v1/metrics", timeout=10) as answer:
+        body = json.load(answer)
+    assert body["status"] == "success"
+    groups: list[dict[str, Any]] = body["data"]
+    return groups
+
+
+def test_a_push_lands_in_one_group_per_cluster_and_config(pushgateway: str, tmp_path: Path) -> None:
+    first, isolate = sweep_run(tmp_path / "a"), isolate_run(tmp_path / "b")
+    again = sweep_run(tmp_path / "c", slower=2.0)  # the same config measured again: replaces the group
+    for run in (first, isolate, again):
+        result = _export(str(run.path), "--pushgateway", pushgateway, "--cluster", "lab", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    groups = _groups(pushgateway)
+    keys = sorted((g["labels"]["job"], g["labels"]["cluster"], g["labels"]["config"]) for g in groups)
+    assert len(keys) == 2 and all(key[:2] == ("collbench", "lab") for key in keys), keys
+    assert all("hostname" not in g["labels"] and "instance" not in g["labels"] for g in groups), "never per node"
+    sweep = next(g for g in groups if g["labels"]["config"].startswith("sweep-"))
+    info = sweep["collbench_run_info"]["metrics"][0]["labels"]
+    assert info["run_id"] == again.path.name, "the later push of the config replaced the earlier"
+    busbw = sweep["collbench_bus_bandwidth_bytes_per_second"]["metrics"]
+    expected = {str(row.size): row.busbw * 1e9 for row in assess(RunDir(again.path)).rows}
+    assert {m["labels"]["message_size_bytes"]: float(m["value"]) for m in busbw} == pytest.approx(expected)
+    node = next(g for g in groups if g["labels"]["config"].startswith("isolate-"))
+    assert "collbench_isolate_node_verdict" in node
+
+
+def test_a_pushgateway_that_refuses_or_does_not_answer_is_one_line_and_exit_2(pushgateway: str, tmp_path: Path) -> None:
+    run = sweep_run(tmp_path / "runs")
+    before = fingerprint(run.path)
+    silent = f"http://127.0.0.1:{_free_port()}"
+    cases = {
+        silent: "does not answer",
+        f"{pushgateway}/not-the-api": "refused the push: HTTP 404",
+        "ftp://127.0.0.1/": "not an http:// or https:// URL",
+    }
+    for url, said in cases.items():
+        result = _export(str(run.path), "--pushgateway", url, "--timeout", "5", cwd=tmp_path)
+        assert result.returncode == 2, result
+        assert len(result.stderr.splitlines()) == 1 and said in result.stderr and url in result.stderr, result
+    assert _groups(pushgateway) == [], "nothing reached the gateway"
+    assert fingerprint(run.path) == before
