@@ -77,11 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     logs.set_defaults(handler=_cmd_logs)
 
     from jobs.cli.config import add_command as add_config_command
+    from jobs.cli.history import add_command as add_history_command
     from jobs.cli.isolate import add_command
     from jobs.cli.sweeps import add_commands
 
     add_commands(commands)
     add_command(commands)
+    add_history_command(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
 
     for name, handler, text in (
