@@ -97,7 +97,11 @@ def _sweep_row(sweep: Sweep) -> dict[str, Any]:
 def ingest(history: History, paths: Iterable[Path]) -> Ingested:
     """Every run under `paths` (run directories, sweeps, whole output_dirs) not recorded yet."""
     done = Ingested()
+    seen: set[Path] = set()
     for run, sweep in _runs_under(paths, done):
+        if run.path in seen:  # a sweep's run, reached through the sweep and through a directory listing
+            continue
+        seen.add(run.path)
         try:
             recorded = record_run(history, run, sweep)
         except NotEnded:
@@ -125,4 +129,4 @@ def _runs_under(paths: Iterable[Path], done: Ingested) -> Iterator[tuple[RunDir,
 def _sweep_runs(sweep: Sweep) -> Iterator[tuple[RunDir, Sweep | None]]:
     for entry in sweep.entries():
         if entry.get("run_dir"):
-            yield RunDir(Path(entry["run_dir"])), sweep
+            yield RunDir(Path(entry["run_dir"]).resolve()), sweep

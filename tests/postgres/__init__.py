@@ -71,7 +71,9 @@ class PostgresServer:
         _as_postgres(str(bin_dir / "initdb"), "-D", str(lab / "data"), "-U", "postgres", f"--pwfile={pwfile}",
                      "--auth=scram-sha-256", "-E", "UTF8", "--no-sync")  # fmt: skip
         options = f"-k {lab} -c listen_addresses= -c fsync=off -c max_connections=60"
-        _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(lab / "data"), "-o", options, "-l", str(lab / "log"), "-w", "start")
+        _as_postgres(
+            str(bin_dir / "pg_ctl"), "-D", str(lab / "data"), "-o", options, "-l", str(lab / "log"), "-w", "start"
+        )
         with server.admin() as connection:
             connection.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(USER), PASSWORD))
         return server
@@ -84,7 +86,9 @@ class PostgresServer:
         """A new empty database owned by USER; its URL, without the password (PGPASSWORD carries it)."""
         name = "history_" + secrets.token_hex(6)
         with self.admin() as connection:
-            connection.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(USER)))
+            connection.execute(
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(USER))
+            )
         return f"postgresql://{USER}@/{name}?host={self.socket_dir}"
 
     def stop(self) -> None:
