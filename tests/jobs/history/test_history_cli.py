@@ -91,7 +91,7 @@ def test_two_runs_ending_at_once_both_land(history_url: str, tmp_path: Path) -> 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for run in runs + runs[:2]  # and two writers race on the same run: it lands once
     ]
     for writer in writers:
