@@ -111,3 +111,37 @@ def slurm_cluster() -> Any:
     yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"), wide_nodes=wide)
     if not was_up:
         subprocess.run([str(CLUSTER_DIR / "down.sh")], check=False, env={**os.environ, "LAB": str(CLUSTER_LAB)})
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _history_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Runs the tests start record into a history of the session's own (history.url's default lives
+    under XDG_DATA_HOME), never into the user's."""
+    import os
+
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = before
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Any:
+    """A real PostgreSQL server of the session's own (tests/postgres/up.sh: Debian's postgresql installed
+    when missing, initdb into a temporary directory, a unix socket only); stopped after. Yields its URL
+    base, postgresql://collbench@/?host=SOCKET_DIR, to which a test adds a database name."""
+    import os
+
+    from tests.postgres import PostgresServer, cannot_run_postgres
+
+    reason = cannot_run_postgres()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL tests must run in CI, but: {reason}")
+        pytest.skip(reason)
+    server = PostgresServer.start()
+    yield server
+    server.stop()

@@ -14,6 +14,7 @@ from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supporte
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
 from jobs.config.fabric import FabricSettings
+from jobs.config.history import HistorySettings
 from jobs.config.isolate import IsolateSettings
 from jobs.config.schema import ConfigError, build, to_plain
 from slurm.settings import SlurmSettings
@@ -85,6 +86,7 @@ class Config:
     faults: Faults = field(default_factory=Faults)
     fabric: FabricSettings = field(default_factory=FabricSettings)
     isolate: IsolateSettings = field(default_factory=IsolateSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
 
     @property
     def world_size(self) -> int:

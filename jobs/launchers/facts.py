@@ -24,11 +24,15 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     """table.txt and summary.json, and for collbench isolate its verdict files, by whoever first sees the
     run end (record_summary writes only while summary.json does not exist). `job_over`: the launcher says
     the job has ended, so ranks that never started count as ended too. When rank 0 (or an earlier wait)
-    has recorded them already, the run is not read again: at thousands of ranks that read takes seconds."""
+    has recorded them already, the run is not read again: at thousands of ranks that read takes seconds.
+    Then the run goes into the history (jobs.history): here, on the login node, because the compute nodes
+    may not reach the database; a history that cannot be reached costs one line on stderr."""
     isolate = run.read_meta().task == Task.ISOLATE
-    if run.summary_file.exists() and (not isolate or run.isolate_verdict.exists()):
-        return
-    outcome = assess(run)
-    record_summary(run, outcome, job_over=job_over)
-    if outcome.config.task == "isolate":
-        record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+    if not run.summary_file.exists() or (isolate and not run.isolate_verdict.exists()):
+        outcome = assess(run)
+        record_summary(run, outcome, job_over=job_over)
+        if outcome.config.task == "isolate":
+            record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+    from jobs.history.hook import record_ended_run  # SQLAlchemy only where a run ends
+
+    record_ended_run(run)

@@ -147,6 +147,9 @@ class LocalLauncher(Launcher):
     def check_can_start(self, cfg: Config) -> None:
         check_host_memory(cfg)
         check_output_dir(cfg.output_dir)
+        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
+
+        check_history(cfg)
 
     def build_request(self, cfg: Config, run_path: Path) -> Request:
         folder = RunDir(run_path).submitit_dir

@@ -47,6 +47,9 @@ class SlurmLauncher(Launcher):
         check_output_dir(cfg.output_dir)
         submission.check_available()
         check_cluster_can_run(cfg)
+        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
+
+        check_history(cfg)
 
     def build_request(self, cfg: Config, run_path: Path) -> Request:
         request = slurm_request(cfg, run_path)

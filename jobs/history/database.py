@@ -1,0 +1,151 @@
+"""Opening the history: the URL checked, the engine made for its dialect, the schema migrated to this
+collbench's head (Alembic, in the same transaction), or refused with one line."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import Connection, Engine, create_engine, event, func, select
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+
+from jobs.config.schema import ConfigError
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+SCHEMES = {"sqlite": "sqlite+pysqlite", "postgresql": "postgresql+psycopg"}
+ALLOWED = "sqlite:///PATH or postgresql://USER@HOST[:PORT]/DB"
+SQLITE_BUSY_S = 60.0
+"""How long an SQLite writer waits for another's lock before giving up."""
+PG_CONNECT_S = 5
+MIGRATION_LOCK = 0x636F6C6C
+"""PostgreSQL advisory lock key ('coll') held while the schema is checked and upgraded."""
+
+
+class HistoryError(ConfigError):
+    """The history cannot be used as given: one line; exit 2 where the user typed it."""
+
+
+class HistoryUnavailable(HistoryError):
+    """The database did not answer, or refused us."""
+
+
+def default_sqlite() -> Path:
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "collbench" / "history.sqlite"
+
+
+def parse_url(text: str) -> URL:
+    """history.url as a SQLAlchemy URL with its driver; never one that carries a password."""
+    if not text:
+        return URL.create("sqlite+pysqlite", database=str(default_sqlite()))
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        raise HistoryError(f"history.url: {text!r} is not a database URL; allowed: {ALLOWED}") from None
+    backend = url.get_backend_name()
+    if backend not in SCHEMES or url.drivername not in (backend, SCHEMES[backend]):
+        raise HistoryError(f"history.url: unknown scheme {url.drivername!r}; allowed: {ALLOWED}")
+    if url.password is not None:
+        raise HistoryError(
+            "history.url: a password in the URL would land in config.yaml and the process listing; "
+            "leave it out and set PGPASSWORD or ~/.pgpass"
+        )
+    if backend == "sqlite" and not url.database:
+        raise HistoryError(f"history.url: {text!r} names no file; allowed: {ALLOWED}")
+    return url.set(drivername=SCHEMES[backend])
+
+
+def describe(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def make_engine(url: URL) -> Engine:
+    if url.get_backend_name() == "sqlite":
+        Path(url.database or "").expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_S})
+        _serialise_sqlite_writers(engine)
+        return engine
+    return create_engine(url, connect_args={"connect_timeout": PG_CONNECT_S}, pool_pre_ping=True)
+
+
+def _serialise_sqlite_writers(engine: Engine) -> None:
+    """pysqlite begins a transaction only at the first write, so two writers that both read first would
+    deadlock on the upgrade; BEGIN IMMEDIATE takes the write lock at once and the other waits (busy timeout)."""
+
+    @event.listens_for(engine, "connect")
+    def _autocommit_driver(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin_immediate(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+@dataclass(frozen=True)
+class History:
+    engine: Engine
+    where: str
+    """The URL without a password, for messages."""
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_history(url_text: str) -> History:
+    """The history at `url_text`, its schema upgraded to this collbench's; HistoryError otherwise."""
+    url = parse_url(url_text)
+    engine = make_engine(url)
+    where = describe(url)
+    try:
+        with engine.begin() as connection:
+            _migrate(connection, where)
+    except DBAPIError as error:
+        engine.dispose()
+        raise HistoryUnavailable(f"history {where}: {first_line(error.orig)}") from None
+    except SQLAlchemyError as error:
+        engine.dispose()
+        raise HistoryUnavailable(f"history {where}: {first_line(error)}") from None
+    return History(engine, where)
+
+
+def first_line(error: BaseException | None) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0].strip()
+
+
+def _migrate(connection: Connection, where: str) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK)))
+    script = ScriptDirectory(str(MIGRATIONS))
+    current = MigrationContext.configure(connection).get_current_revision()
+    head = script.get_current_head()
+    if current == head:
+        return
+    if current is not None and not _known(script, current):
+        raise HistoryError(
+            f"history {where}: its schema is revision {current}, newer than this collbench knows ({head}); "
+            "use a newer collbench"
+        )
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def schema_revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()

@@ -1,0 +1,231 @@
+"""What the history keeps of one run, gathered from its run directory through the records and the
+readers of jobs.inspect. Nothing is written into the run directory: a run that has not recorded its
+final files is assessed in memory, as `report` does."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from collectives.results import SummaryRow
+from jobs.config.model import Config
+from jobs.config.schema import to_plain
+from jobs.inspect.isolate import assess_isolate, verdict_record
+from jobs.inspect.report import assess, read_statuses
+from jobs.rundir.attempts import read_attempts
+from jobs.rundir.layout import RunDir, read_json
+from jobs.rundir.records.config import load_run_config
+from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict
+from jobs.rundir.records.rank import RankState, RankStatus
+from jobs.rundir.records.run import RunMeta, Task
+from jobs.rundir.records.summary import SUMMARY, Summary
+from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+
+Row = dict[str, Any]
+
+NOT_IN_FINGERPRINT = ("output_dir", "history", "nodes", "ranks", "faults")
+"""Config keys that do not change what is measured: two runs that differ only in these compare."""
+SLURM_NOT_IN_FINGERPRINT = ("time_min", "exclude", "nodelist", "job_name", "comment")
+
+
+class NotEnded(Exception):
+    """The run has not ended: nothing to record yet."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """One run as the history keeps it: its `runs` row and the rows of every table that hangs off it."""
+
+    run: Row
+    children: dict[str, list[Row]] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run["run_id"])
+
+
+def fingerprint(cfg: Config) -> str:
+    """What was measured, in 12 hex digits: the config less where it ran and how big."""
+    plain = to_plain(cfg)
+    for key in NOT_IN_FINGERPRINT:
+        plain.pop(key, None)
+    slurm = plain.get("slurm", {})
+    for key in SLURM_NOT_IN_FINGERPRINT:
+        slurm.pop(key, None)
+    plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(("NCCL_", "GLOO_", "UCX_"))}
+    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
+    """The run's record; NotEnded while it runs."""
+    meta = run.read_meta()
+    cfg = load_run_config(run)
+    summary = _summary(run)
+    statuses = read_statuses(run)
+    env = _rank0_env(run)
+    attempts = read_attempts(run)
+    record = RunRecord(run=_identity(run, meta, cfg, summary, statuses, env, sweep_id, len(attempts)))
+    record.children = {
+        "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
+        "results": [_result(row) for row in summary.rows],
+        "hosts": _hosts(statuses, summary.rows),
+        "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
+        "attempts": [
+            {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
+            for a in attempts
+        ],
+    }
+    if meta.task == Task.ISOLATE:
+        record.children.update(_isolate(run))
+    return record
+
+
+def _summary(run: RunDir) -> Summary:
+    if run.summary_file.exists():
+        return SUMMARY.read(run.summary_file)
+    outcome = assess(run)
+    if not outcome.ended:
+        raise NotEnded(f"{run.path}: the run has not ended")
+    fabric = outcome.fabric.to_json() if outcome.fabric else None
+    return Summary(
+        run_id=run.run_id, passed=outcome.passed, problems=outcome.problems, rows=outcome.rows, fabric=fabric
+    )
+
+
+def _rank0_env(run: RunDir) -> dict[str, Any]:
+    try:
+        return read_json(run.rank_env(0))
+    except (OSError, ValueError):
+        return {}
+
+
+def _identity(
+    run: RunDir,
+    meta: RunMeta,
+    cfg: Config,
+    summary: Summary,
+    statuses: dict[int, RankStatus],
+    env: dict[str, Any],
+    sweep_id: str | None,
+    attempts: int,
+) -> Row:
+    hosts = sorted({s.host for s in statuses.values()})
+    variables = env.get("variables", {})
+    return {
+        "run_id": meta.run_id or run.run_id,
+        "sweep_id": sweep_id,
+        "job_id": meta.job_id,
+        "attempt": max(attempts - 1, 0),
+        "task": str(meta.task),
+        "launcher": str(meta.launcher),
+        "started": min((s.started for s in statuses.values()), default=run.meta_file.stat().st_mtime),
+        "ended": _ended(run, statuses),
+        "user": _owner(run.path),
+        "cluster": cfg.history.cluster or variables.get("SLURM_CLUSTER_NAME") or "local",
+        "config": fingerprint(cfg),
+        "nodes": meta.nodes,
+        "hostlist": collect_hostlist(hosts) if hosts else "",
+        "world_size": meta.world_size,
+        "backend": cfg.backend,
+        "device": cfg.device,
+        "collbench_version": _version(),
+        "torch_version": str(env.get("torch", "")),
+        "nccl_version": str(env.get("nccl", "")),
+        "cuda_version": str(env.get("cuda", "")),
+        "outcome": "passed" if summary.passed else "failed",
+        "recorded": time.time(),
+    }
+
+
+def _ended(run: RunDir, statuses: dict[int, RankStatus]) -> float:
+    if run.summary_file.exists():
+        return run.summary_file.stat().st_mtime
+    return max((s.updated for s in statuses.values()), default=time.time())
+
+
+def _owner(path: Path) -> str:
+    import pwd
+
+    uid = path.stat().st_uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("collbench")
+    except metadata.PackageNotFoundError:
+        return os.environ.get("COLLBENCH_VERSION", "unknown")
+
+
+def _result(row: SummaryRow) -> Row:
+    return {
+        "op": row.op, "size": row.size, "requested_size": row.requested_size, "count": row.count,
+        "dtype": row.dtype, "redop": row.redop, "root": row.root, "in_place": row.in_place, "nranks": row.nranks,
+        "time_us": row.time_us, "algbw": row.algbw, "busbw": row.busbw, "wrong": row.wrong,
+        "slowest_rank": row.slowest_rank, "slowest_host": row.slowest_host, "group": row.group,
+    }  # fmt: skip
+
+
+def _hosts(statuses: dict[int, RankStatus], rows: list[SummaryRow]) -> list[Row]:
+    ranks = Counter(s.host for s in statuses.values())
+    failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
+    slowest = Counter(row.slowest_host for row in rows if not row.group)
+    return [
+        {"host": host, "ranks": n, "failed_ranks": failed[host], "slowest_rows": slowest[host]}
+        for host, n in sorted(ranks.items())
+    ]
+
+
+def _fabric(plain: dict[str, Any], hosts: set[str]) -> list[Row]:
+    """One row per (finding, host it names); a finding that names none of the run's hosts: host ''."""
+    found = []
+    for kind in ("findings", "failures"):
+        for line in map(str, plain.get(kind, [])):
+            named = sorted(_hosts_named(line, hosts)) or [""]
+            found += [{"kind": kind.rstrip("s"), "host": host, "line": line} for host in named]
+    return found
+
+
+HOST_TOKEN = re.compile(r"[A-Za-z0-9_.-]+(?:\[[0-9,\-]+\][A-Za-z0-9_.-]*)?")
+
+
+def _hosts_named(line: str, hosts: set[str]) -> set[str]:
+    named: set[str] = set()
+    for token in HOST_TOKEN.findall(line):
+        try:
+            named.update(h for h in expand_hostlist(token) if h in hosts)
+        except BadHostlist:
+            continue
+    return named
+
+
+def _isolate(run: RunDir) -> dict[str, list[Row]]:
+    verdict = _isolate_verdict(run)
+    bad = set(verdict.bad_nodes)
+    nodes = [
+        {"host": n.host, "measurements": n.measurements, "slow": n.slow, "median_busbw": n.median_busbw,
+         "ratio": n.ratio, "bad": n.host in bad}
+        for n in verdict.nodes
+    ]  # fmt: skip
+    links = [
+        {"host_a": link.nodes[0], "host_b": link.nodes[-1], "busbw": link.busbw, "ratio": link.ratio}
+        for link in verdict.bad_links
+    ]
+    return {"isolate_nodes": nodes, "isolate_links": links}
+
+
+def _isolate_verdict(run: RunDir) -> IsolateVerdict:
+    if run.isolate_verdict.exists():
+        return ISOLATE_VERDICT.read(run.isolate_verdict)
+    return verdict_record(assess_isolate(run, assess(run)))

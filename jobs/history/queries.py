@@ -1,0 +1,137 @@
+"""What `collbench history` asks: runs by filters, one figure's trend with its baseline, a node's record.
+Every view is a list of plain rows (dicts), rendered by the CLI as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, and_, exists, func, or_, select
+
+from jobs.history import schema
+from jobs.history.database import History
+
+Row = dict[str, Any]
+RUN_COLUMNS = ("run_id", "started", "cluster", "config", "nodes", "world_size", "hostlist", "task", "job_id",
+               "attempt", "outcome", "sweep_id")  # fmt: skip
+FIGURES = ("busbw", "algbw", "time_us")
+BASELINE_RUNS = 20
+"""K: a baseline is the median of the last K healthy runs."""
+MIN_BASELINE_RUNS = 3
+"""Fewer healthy runs than this: too little history, said as such."""
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    since: float | None = None
+    config: str | None = None
+    """A config fingerprint, or its first digits."""
+    cluster: str | None = None
+    nodes: int | None = None
+    op: str | None = None
+    outcome: str | None = None
+
+    def where(self, query: Select[Any]) -> Select[Any]:
+        runs = schema.runs.c
+        if self.since is not None:
+            query = query.where(runs.started >= self.since)
+        if self.config:
+            query = query.where(runs.config.startswith(self.config, autoescape=True))
+        for column, value in ((runs.cluster, self.cluster), (runs.nodes, self.nodes), (runs.outcome, self.outcome)):
+            if value is not None:
+                query = query.where(column == value)
+        if self.op:
+            rows = schema.results.alias("op_rows")
+            query = query.where(exists(select(rows.c.run).where(and_(rows.c.run == runs.id, rows.c.op == self.op))))
+        return query
+
+
+def list_runs(history: History, filters: Filters, limit: int = 50) -> list[Row]:
+    runs = schema.runs.c
+    query = filters.where(select(*(runs[name] for name in RUN_COLUMNS))).order_by(runs.started.desc()).limit(limit)
+    with history.engine.connect() as connection:
+        return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def trend(history: History, op: str, size: int, filters: Filters, figure: str = "busbw", limit: int = 200) -> list[Row]:
+    """One point per run: the best `figure` over its rows of (op, requested size) (placements, roots),
+    oldest first."""
+    runs, results = schema.runs.c, schema.results.c
+    best = func.min(results[figure]) if figure == "time_us" else func.max(results[figure])
+    query = (
+        select(runs.run_id, runs.started, runs.nodes, runs.config, runs.outcome, best.label(figure))
+        .join(schema.results, results.run == runs.id)
+        .where(results.op == op, results.requested_size == size, results.group == "")
+        .group_by(runs.id, runs.run_id, runs.started, runs.nodes, runs.config, runs.outcome)
+        .order_by(runs.started.desc())
+        .limit(limit)
+    )
+    with history.engine.connect() as connection:
+        points = [dict(row._mapping) for row in connection.execute(filters.where(query))]
+    return points[::-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    median: float
+    mad: float
+    runs: list[str]
+    """The healthy runs it was taken over, oldest first."""
+
+
+def baseline(points: list[Row], figure: str = "busbw", k: int = BASELINE_RUNS) -> Baseline | None:
+    """The median and median absolute deviation of the last k healthy points; None with too little history."""
+    healthy = [p for p in points if p["outcome"] == "passed"][-k:]
+    if len(healthy) < MIN_BASELINE_RUNS:
+        return None
+    values = [float(p[figure]) for p in healthy]
+    median = statistics.median(values)
+    return Baseline(median, statistics.median(abs(v - median) for v in values), [p["run_id"] for p in healthy])
+
+
+def node_record(history: History, host: str) -> list[Row]:
+    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, failed ranks."""
+    events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
+    events += _failures(history, host)
+    return sorted(events, key=lambda e: (e["started"], e["run_id"], e["what"]))
+
+
+def _with_run(*columns: Any) -> Select[Any]:
+    return select(schema.runs.c.run_id, schema.runs.c.started, *columns)
+
+
+def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[Row]:
+    with history.engine.connect() as connection:
+        found = connection.execute(query).mappings().all()
+    return [{"run_id": r["run_id"], "started": r["started"], "what": what, "detail": detail.format(**r)} for r in found]
+
+
+def _isolate_nodes(history: History, host: str) -> list[Row]:
+    t = schema.isolate_nodes.c
+    query = _with_run(t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
+    query = query.where(t.host == host, t.bad.is_(True))
+    detail = (
+        "isolate: bad node, median busbw {median_busbw:.2f} GB/s ({ratio:.2f} of the level), {slow}/{measurements} slow"
+    )
+    return _rows(history, query, "isolate node", detail)
+
+
+def _isolate_links(history: History, host: str) -> list[Row]:
+    t = schema.isolate_links.c
+    query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio).join(schema.isolate_links)
+    query = query.where(or_(t.host_a == host, t.host_b == host))
+    detail = "isolate: bad link {host_a}-{host_b}, busbw {busbw:.2f} GB/s ({ratio:.2f} of the level)"
+    return _rows(history, query, "isolate link", detail)
+
+
+def _fabric(history: History, host: str) -> list[Row]:
+    t = schema.fabric.c
+    query = _with_run(t.kind, t.line).join(schema.fabric).where(t.host == host)
+    return _rows(history, query, "fabric", "fabric {kind}: {line}")
+
+
+def _failures(history: History, host: str) -> list[Row]:
+    t = schema.hosts.c
+    query = _with_run(t.failed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.failed_ranks > 0)
+    return _rows(history, query, "failure", "{failed_ranks} of its {ranks} rank(s) failed or stopped")

@@ -1,0 +1,166 @@
+"""The history's tables, as SQLAlchemy Core sees them (the migrations in migrations/versions build them;
+tests/jobs/history/test_schema.py checks that the two agree)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+HOST = String(255)
+WORD = String(64)
+
+
+def _run_ref() -> Column[int]:
+    return Column("run", Integer, ForeignKey("runs.id"), nullable=False)
+
+
+sweeps = Table(
+    "sweeps",
+    metadata,
+    Column("sweep_id", WORD, primary_key=True),
+    Column("created", Float, nullable=False),
+    Column("config", Text, nullable=False),
+    Column("node_counts", Text, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", WORD, nullable=False, unique=True),
+    Column("sweep_id", WORD, ForeignKey("sweeps.sweep_id"), nullable=True),
+    Column("job_id", WORD, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("task", String(16), nullable=False),
+    Column("launcher", String(16), nullable=False),
+    Column("started", Float, nullable=False),
+    Column("ended", Float, nullable=False),
+    Column("user", WORD, nullable=False),
+    Column("cluster", WORD, nullable=False),
+    Column("config", String(16), nullable=False),
+    Column("nodes", Integer, nullable=False),
+    Column("hostlist", Text, nullable=False),
+    Column("world_size", Integer, nullable=False),
+    Column("backend", String(16), nullable=False),
+    Column("device", String(16), nullable=False),
+    Column("collbench_version", WORD, nullable=False),
+    Column("torch_version", WORD, nullable=False),
+    Column("nccl_version", WORD, nullable=False),
+    Column("cuda_version", WORD, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("recorded", Float, nullable=False),
+    Index("ix_runs_started", "started"),
+    Index("ix_runs_filters", "cluster", "config", "nodes", "started"),
+    Index("ix_runs_outcome", "outcome", "started"),
+    Index("ix_runs_sweep", "sweep_id"),
+)
+
+problems = Table(
+    "problems",
+    metadata,
+    _run_ref(),
+    Column("seq", Integer, nullable=False),
+    Column("line", Text, nullable=False),
+    Index("ix_problems_run", "run"),
+)
+
+results = Table(
+    "results",
+    metadata,
+    _run_ref(),
+    Column("op", String(32), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("requested_size", BigInteger, nullable=False),
+    Column("count", BigInteger, nullable=False),
+    Column("dtype", String(16), nullable=False),
+    Column("redop", String(16), nullable=False),
+    Column("root", Integer, nullable=False),
+    Column("in_place", Boolean, nullable=False),
+    Column("nranks", Integer, nullable=False),
+    Column("time_us", Float, nullable=False),
+    Column("algbw", Float, nullable=False),
+    Column("busbw", Float, nullable=False),
+    Column("wrong", BigInteger, nullable=False),
+    Column("slowest_rank", Integer, nullable=False),
+    Column("slowest_host", HOST, nullable=False),
+    Column("group", Text, nullable=False),
+    Index("ix_results_run", "run"),
+    Index("ix_results_trend", "op", "requested_size", "run"),
+)
+
+hosts = Table(
+    "hosts",
+    metadata,
+    _run_ref(),
+    Column("host", HOST, nullable=False),
+    Column("ranks", Integer, nullable=False),
+    Column("failed_ranks", Integer, nullable=False),
+    Column("slowest_rows", Integer, nullable=False),
+    Index("ix_hosts_run", "run"),
+    Index("ix_hosts_host", "host"),
+)
+
+fabric = Table(
+    "fabric",
+    metadata,
+    _run_ref(),
+    Column("kind", String(16), nullable=False),
+    Column("host", HOST, nullable=False),
+    Column("line", Text, nullable=False),
+    Index("ix_fabric_run", "run"),
+    Index("ix_fabric_host", "host"),
+)
+
+isolate_nodes = Table(
+    "isolate_nodes",
+    metadata,
+    _run_ref(),
+    Column("host", HOST, nullable=False),
+    Column("measurements", Integer, nullable=False),
+    Column("slow", Integer, nullable=False),
+    Column("median_busbw", Float, nullable=False),
+    Column("ratio", Float, nullable=False),
+    Column("bad", Boolean, nullable=False),
+    Index("ix_isolate_nodes_run", "run"),
+    Index("ix_isolate_nodes_host", "host"),
+)
+
+isolate_links = Table(
+    "isolate_links",
+    metadata,
+    _run_ref(),
+    Column("host_a", HOST, nullable=False),
+    Column("host_b", HOST, nullable=False),
+    Column("busbw", Float, nullable=False),
+    Column("ratio", Float, nullable=False),
+    Index("ix_isolate_links_run", "run"),
+    Index("ix_isolate_links_a", "host_a"),
+    Index("ix_isolate_links_b", "host_b"),
+)
+
+attempts = Table(
+    "attempts",
+    metadata,
+    _run_ref(),
+    Column("number", Integer, nullable=False),
+    Column("nodes", Text, nullable=False),
+    Column("started", Float, nullable=False),
+    Column("previous_ended", WORD, nullable=False),
+    Index("ix_attempts_run", "run"),
+)
+
+CHILDREN = (problems, results, hosts, fabric, isolate_nodes, isolate_links, attempts)
+"""Every table that hangs off a run: what replacing a run's record deletes first."""
