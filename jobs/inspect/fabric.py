@@ -360,9 +360,14 @@ class LineRate:
         return self.gbps / 8
 
 
-def line_rate(run: RunDir, backend: str, env: Mapping[str, str], hosts: Iterable[str]) -> LineRate | None:
-    """The RDMA ports' rate (NCCL), else the speed of the interface the config names for the backend's
-    sockets (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME); None when the snapshots do not say."""
+def line_rate(
+    run: RunDir, backend: str, env: Mapping[str, str], hosts: Iterable[str], given_gbps: float = 0.0
+) -> LineRate | None:
+    """`given_gbps` (fabric.line_gbps) if set, else the RDMA ports' rate (NCCL), else the speed of the
+    interface the config names for the backend's sockets (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME); None
+    when the snapshots do not say."""
+    if given_gbps > 0:
+        return LineRate(given_gbps, f"{given_gbps:g} Gb/s (fabric.line_gbps)")
     starts = {host: snap for host, snap in _snapshots(run, "start").items() if host in set(hosts)}
     rates = _rdma_rates(starts) if backend == "nccl" else {}
     name = "RDMA ports"

@@ -146,7 +146,7 @@ def _scope(run: RunDir, outcome: RunOutcome) -> RunScope:
     slurm = run.read_meta().launcher is Launcher.SLURM
     return RunScope(
         rows=outcome.rows,
-        line=line_rate(run, cfg.backend, cfg.env, hosts),
+        line=line_rate(run, cfg.backend, cfg.env, hosts, cfg.fabric.line_gbps),
         hosts=hosts,
         isolate_config=str(run.config_file) if slurm and cfg.task != "isolate" else "",
     )
