@@ -107,7 +107,9 @@ FAULTS: dict[str, Fault] = {
             "slurm.tasks_per_node=2",
             "faults.hang_rank=1",
             "timeouts.collective_s=300",
-            "timeouts.job_min=2",
+            "timeouts.job_min=1",
+            # Slurm's warning (submitit asks for it 90 s ahead) 5 s before the limit: the ranks are up by then
+            "slurm.sbatch_extra={signal: 'USR2@5'}",
         ],
         r"stopped: rank\(s\) 0-1 recorded a stop \(.*\): (cancelled at \S+ due to time limit|out of time)",
         lambda nodes: set(),
