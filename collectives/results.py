@@ -90,7 +90,10 @@ class RankResult:
     requested_size: int = 0
     """The size the sweep asked for, before nccl-tests' rounding (0 in files that predate it: use size)."""
     started_at: float = 0.0
-    """Wall-clock time (epoch seconds) this rank began the measurement: late starters are stragglers."""
+    """Wall-clock time (epoch seconds) this rank began the measurement."""
+    ended_at: float = 0.0
+    """Wall-clock time this rank finished it, its check included (0 in lines that predate it). The time from
+    one measurement's end to the next one's start is the rank's own work, with no collective in it."""
     attempt: int = 0
     """The Slurm attempt (SLURM_RESTART_COUNT) that measured it: a resumed attempt carries earlier ones'."""
     group: str = ""

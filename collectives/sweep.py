@@ -159,6 +159,7 @@ def _measure_and_check(m: Measurement, settings: BenchSettings, ctx: RankContext
     wrong, first_wrong = _check(m, settings, ctx, corrupt_output)
     result = _result(m, settings, ctx, timing, wrong, first_wrong)
     result.started_at = started_at
+    result.ended_at = time.time()
     return result
 
 

@@ -10,6 +10,12 @@ srun writes one line per task that ends badly, in the order it learns of them:
 
 Task ends reported before srun starts tearing the step down (--kill-on-bad-exit, a cancel, a requeue)
 are causes; those after it are srun's own doing.
+
+Who tore the step down matters: srun's own `_step_signal: Terminating StepId` (or `Force Terminated`) with
+no `*** JOB ... CANCELLED` line is srun ending the step after a task exited badly (--kill-on-bad-exit),
+and slurmstepd then writes a `*** STEP ... CANCELLED` line of its own: that is srun's clean-up, not a
+cancel. A cancel, a time limit, a preemption or a requeue is Slurm's doing, and slurmstepd says so for
+the whole job: `*** JOB 7 ON n1 CANCELLED AT ... [DUE TO TIME LIMIT|PREEMPTION|JOB REQUEUE] ***`.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ _TASK_END = re.compile(r"^srun: error: (?P<host>[^:\s]+): tasks? (?P<tasks>[\d,\
 _TEARDOWN = re.compile(
     r"_step_signal: Terminating|Job step aborted|forcing job termination|\*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED"
 )
+_SRUN_ENDS_STEP = re.compile(r"^srun: .*(?:_step_signal: Terminating|Force Terminated) StepId=(?P<step>\S+)")
 _CANCELLED = re.compile(
-    r"\*\*\* (?:STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<at>\S+)(?: DUE TO (?P<why>[^*]+?))? \*\*\*"
+    r"\*\*\* (?P<what>STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<at>\S+)"
+    r"(?: DUE TO (?P<why>[^*]+?))? \*\*\*"
 )
 
 
@@ -49,7 +57,15 @@ class StepEvidence:
     task_ends: dict[int, TaskEnd]
     """Task (rank) -> its first reported end."""
     cancelled: str
-    """slurmstepd's cancel line, with its reason ('DUE TO JOB REQUEUE', 'DUE TO TIME LIMIT', ...), or ''."""
+    """Slurm's cancel of the job, from slurmstepd's line, with its reason ('cancelled at T due to time limit',
+    'due to job requeue', ...), or ''. A step cancelled by srun's own clean-up is not one (srun_ended_step)."""
+    srun_ended_step: str = ""
+    """srun's own words when it ended the step itself ('Terminating StepId=15.0'), before any cancel of
+    the job by Slurm: --kill-on-bad-exit after a task exited badly; '' when it did not."""
+
+    def bad_exits(self) -> list[TaskEnd]:
+        """The task ends srun reported before it began ending the step: what made it end the step."""
+        return sorted((end for end in self.task_ends.values() if end.before_teardown), key=lambda end: end.order)
 
 
 def _task_numbers(spec: str) -> list[int]:
@@ -65,7 +81,7 @@ def read_step_messages(lines: Iterable[str]) -> StepEvidence:
     """srun's task ends and slurmstepd's cancel notice from the batch script's stderr."""
     ends: dict[int, TaskEnd] = {}
     torn_down = False
-    cancelled = ""
+    cancelled = srun_ended = ""
     order = 0
     for raw in lines:
         line = raw.rstrip("\n")
@@ -78,13 +94,21 @@ def read_step_messages(lines: Iterable[str]) -> StepEvidence:
                     ends[task] = TaskEnd(task, match.group("host"), match.group("how"), not torn_down, order)
             order += 1
             continue
+        srun_ends = _SRUN_ENDS_STEP.search(line)
+        if srun_ends and not (srun_ended or cancelled):
+            srun_ended = f"Terminating StepId={srun_ends.group('step')}"
         stop = _CANCELLED.search(line)
-        if stop and not cancelled:
+        if stop and not cancelled and _slurm_cancel(stop, srun_ended):
             why = stop.group("why")
             cancelled = f"cancelled at {stop.group('at')}" + (f" due to {why.strip().lower()}" if why else "")
         if _TEARDOWN.search(line):
             torn_down = True
-    return StepEvidence(task_ends=ends, cancelled=cancelled)
+    return StepEvidence(task_ends=ends, cancelled=cancelled, srun_ended_step=srun_ended)
+
+
+def _slurm_cancel(line: re.Match[str], srun_ended: str) -> bool:
+    """A cancel line that is Slurm's: the whole job's, one with a reason, or a step's that srun did not end."""
+    return line.group("what") == "JOB" or bool(line.group("why")) or not srun_ended
 
 
 def signal_of(how: str) -> str:

@@ -308,7 +308,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     run = _find(args)
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
-    outcome = _assess(run, args, table_view=True, facts=facts)  # reads the run directory, writes nothing
+    outcome = _assess(run, args, facts=facts)  # reads the run directory, writes nothing
     if args.plot:
         from jobs.inspect.plot import plot_busbw
 
@@ -321,12 +321,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return code
 
 
-def _assess(
-    run: RunDir, args: argparse.Namespace, table_view: bool = False, facts: JobFacts | None = None
-) -> RunOutcome:
-    """The run's outcome, with the per-rank view worked out in the same pass over the results
-    wherever it is printed: in JSON always, under the tables by `report` only."""
-    with_analysis = args.format == "json" or (table_view and args.format == "table")
+def _assess(run: RunDir, args: argparse.Namespace, facts: JobFacts | None = None) -> RunOutcome:
+    """The run's outcome, with the per-rank view worked out in the same pass over the results wherever it
+    is printed: in JSON; under the tables by `report`; its per-host verdict by `wait` and `report`."""
+    with_analysis = args.format in ("json", "table")
     return assess(run, _thresholds(args), with_analysis=with_analysis, facts=facts)
 
 
@@ -353,6 +351,9 @@ def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
         print(f"# Run directory: {run.path}")
     for problem in outcome.problems:
         print(f"collbench: FAILED: {problem}", file=sys.stderr)
+    if fmt == "table" and outcome.analysis:
+        for line in outcome.analysis.verdict():
+            print(f"collbench: {line}", file=sys.stderr)
     if outcome.config.task == "isolate" and fmt == "table":
         from jobs.cli.isolate import print_verdict
 

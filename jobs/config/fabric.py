@@ -20,6 +20,10 @@ class FabricSettings:
     """Fail the run unless every rank that reaches the network does so with GPUDirect RDMA (/GDRDMA)."""
     max_port_errors: int = -1
     """Fail the run if an RDMA port's error counters grew by more than this during the job; -1: not checked."""
+    line_gbps: float = 0.0
+    """The line rate a rank's traffic crosses, in Gb/s, for judging a run slow as a whole; 0 reads it from
+    the nodes' sysfs (RDMA port rate, or the speed of GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME), which a rank
+    in a network namespace or container may not see."""
     sysfs_root: str = "/sys"
     """Where the kernel's sysfs is mounted (another path in a container, or a fake tree in tests)."""
 

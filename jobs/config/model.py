@@ -316,6 +316,8 @@ def _fabric_problems(cfg: Config) -> list[str]:
     found = []
     if fabric.max_port_errors < -1:
         found.append(f"fabric.max_port_errors: {fabric.max_port_errors} must be -1 (not checked) or >= 0")
+    if fabric.line_gbps < 0:
+        found.append(f"fabric.line_gbps: {fabric.line_gbps:g} must be 0 (read from sysfs) or a rate in Gb/s")
     wants = [name for name, on in (("require_network", fabric.require_network != "any"),
                                    ("require_gdr", fabric.require_gdr)) if on]  # fmt: skip
     for name in wants:

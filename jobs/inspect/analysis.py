@@ -1,17 +1,22 @@
-"""The per-rank and per-host view behind `collbench report`: outliers, stragglers, wrong elements and
-environment differences, from the run directory alone.
+"""The per-rank and per-host view behind `collbench report`: ranks slow at their own work, the run as a
+whole against its line rate, wrong elements and environment differences, from the run directory alone.
 
-Outliers use a robust z-score: (x - median) / (1.4826 x MAD), the MAD scaled to a standard deviation.
-A rank is flagged when its score passes OUTLIER_Z and the difference is also large in absolute terms
-(TIME_FLOOR of the median for times, LATE_FLOOR_S for lateness). Under 8 ranks the median and MAD of
-the *other* ranks are used, so that one straggler among two or three can still stand out.
+A host is called slow only on evidence of its own. Inside a collective that spans several hosts every rank
+waits for the slowest link, so who starts a measurement late or ends it last says nothing about who is
+slow: a slow link on one node makes the ranks of another finish last. What belongs to a rank alone is the
+time from the end of one of its measurements to the start of the next (its check done, its result written,
+the next buffers made ready: no collective in it). A rank whose such time stands out (a robust z-score,
+(x - median) / (1.4826 x MAD) > OUTLIER_Z, and OWN_FLOOR_S more than the others; under 8 ranks against
+the *other* ranks) is slow at its own work, and its host is named. When no host stands out but the run's
+best busbw at bandwidth-bound sizes is WHOLE_RUN_BELOW times or more below the line rate the nodes report,
+every rank waited: the view says so and gives the `collbench isolate` command that finds the node or link.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -19,13 +24,19 @@ from typing import Any
 
 import msgspec
 
-from collectives.results import RankResult, RowKey, placement_name
+from collectives.results import RankResult, SummaryRow, placement_name
+from jobs.inspect.fabric import LineRate
 from jobs.rundir.layout import RunDir, rank_files, rank_of
+from slurm.hostlist import collect_hostlist
 
 OUTLIER_Z = 3.5
-TIME_FLOOR = 0.05
-LATE_FLOOR_S = 0.010
+OWN_FLOOR_S = 0.010
 LEAVE_ONE_OUT_BELOW = 8
+WHOLE_RUN_BELOW = 20.0
+"""The run as a whole is slow when its best busbw is this many times below the line rate: far beyond what a
+healthy run loses to protocol and copies (up to about 12x for gloo over TCP on the test cluster)."""
+BANDWIDTH_BOUND_BYTES = 1 << 20
+"""Smaller sizes are bound by latency, not by the line: they say nothing about the line rate."""
 
 NATURALLY_PER_RANK = {
     "hostname",
@@ -46,13 +57,10 @@ NATURALLY_PER_RANK = {
 }
 """Keys expected to differ from rank to rank; everything else should match across the job."""
 
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    rank: int
-    host: str
-    time_us: float
-    started_at: float
+NOT_EVIDENCE = (
+    "start lag and finishing order inside a collective are not evidence against a host: every rank waits "
+    "for the slowest link"
+)
 
 
 @dataclass(slots=True)
@@ -62,24 +70,45 @@ class RankFlag:
     what: str
 
 
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """What the whole-run judgement needs beyond the ranks' records."""
+
+    rows: Sequence[SummaryRow] = ()
+    line: LineRate | None = None
+    hosts: Sequence[str] = ()
+    """The job's hosts."""
+    isolate_config: str = ""
+    """The run's config.yaml, for the isolate command; '' where isolate cannot run (not a Slurm run)."""
+
+
 @dataclass(slots=True)
 class Analysis:
     slow_ranks: list[RankFlag] = field(default_factory=list)
-    late_ranks: list[RankFlag] = field(default_factory=list)
-    slowest_host: str = ""
+    """Ranks slow at their own work (between measurements): evidence that belongs to them."""
+    slow_hosts: list[str] = field(default_factory=list)
+    """The hosts of those ranks, each with its evidence."""
+    whole_run: str = ""
+    """'every rank waited; the run as a whole is N x below ...' when no host stands out, else ''."""
+    isolate_command: str = ""
+    """The collbench isolate command that would find the node or link, with the job's node list."""
     wrong: list[str] = field(default_factory=list)
     env_differences: list[str] = field(default_factory=list)
 
+    def verdict(self) -> list[str]:
+        """The per-host verdict in a few lines: what wait and report print as their headline on slowness."""
+        out = [f"slow host: {line}" for line in self.slow_hosts]
+        out += [self.whole_run] if self.whole_run else []
+        if self.isolate_command:
+            out.append(f"to find the node or link: {self.isolate_command}")
+        return out
+
     def lines(self) -> list[str]:
-        out = ["# Per-rank and per-host view", f"# outliers: robust z > {OUTLIER_Z} (median and MAD across ranks)"]
-        out += [f"#   time outlier: rank {f.rank} on {f.host}: {f.what}" for f in self.slow_ranks] or [
-            "#   no rank's time is an outlier"
+        out = ["# Per-rank and per-host view", f"# a host is slow only on evidence of its own; {NOT_EVIDENCE}"]
+        out += [f"#   slow at its own work: rank {f.rank} on {f.host}: {f.what}" for f in self.slow_ranks] or [
+            "#   no rank is slow at its own work (between measurements)"
         ]
-        out += [f"#   straggler: rank {f.rank} on {f.host}: {f.what}" for f in self.late_ranks] or [
-            "#   no rank starts its measurements late"
-        ]
-        if self.slowest_host:
-            out.append(f"# slowest host: {self.slowest_host}")
+        out += [f"# {line}" for line in self.verdict()]
         out += [f"# wrong: {line}" for line in self.wrong]
         out += [f"# environment differs: {line}" for line in self.env_differences] or [
             "# environment: every rank reports the same versions and variables"
@@ -112,52 +141,24 @@ def _mad(values: list[float]) -> float:
     return median(abs(v - centre) for v in values)
 
 
-class _Column:
-    """One row's samples as three packed arrays: 24 bytes a rank instead of an object each."""
-
-    __slots__ = ("ranks", "starts", "times")
-
-    def __init__(self) -> None:
-        self.ranks = array("q")
-        self.times = array("d")
-        self.starts = array("d")
-
-    def add(self, rank: int, time_us: float, started_at: float) -> None:
-        self.ranks.append(rank)
-        self.times.append(time_us)
-        self.starts.append(started_at)
-
-    def samples(self, hosts: dict[int, str]) -> list[Sample]:
-        return [Sample(r, hosts[r], t, s) for r, t, s in zip(self.ranks, self.times, self.starts, strict=True)]
-
-
-class _Rows(dict[RowKey, _Column]):
-    """Row -> its samples, made into Sample objects one row at a time when judged."""
-
-    def __init__(self, hosts: dict[int, str]) -> None:
-        super().__init__()
-        self.hosts = hosts
-
-    def each(self) -> Iterator[list[Sample]]:
-        for column in self.values():
-            yield column.samples(self.hosts)
-
-
 class Analyser:
     """Takes each rank's records as they are read (so one pass over the results can also feed the
-    summary), then judges them all."""
+    summary), then judges them all. A rank's records come in the order it measured them."""
 
     def __init__(self) -> None:
         self.hosts: dict[int, str] = {}
-        self.rows = _Rows(self.hosts)
+        self.own: dict[int, array[float]] = defaultdict(lambda: array("d"))
+        """rank -> its own time before each measurement after its first (s)."""
+        self.last: dict[int, tuple[float, int]] = {}
+        """rank -> (end of its latest measurement, its attempt)."""
         self.wrong_by_rank: dict[int, list[RankResult]] = defaultdict(list)
 
     def add(self, r: RankResult) -> None:
-        column = self.rows.get(r.key)
-        if column is None:
-            column = self.rows[r.key] = _Column()
-        column.add(r.rank, r.time_us, r.started_at)
         self.hosts[r.rank] = r.host
+        before = self.last.get(r.rank)
+        if before and before[0] > 0 and before[1] == r.attempt and r.started_at >= before[0]:
+            self.own[r.rank].append(r.started_at - before[0])
+        self.last[r.rank] = (r.ended_at, r.attempt)
         if r.wrong > 0:
             self.wrong_by_rank[r.rank].append(r)
 
@@ -166,85 +167,74 @@ class Analyser:
             self.add(record)
             yield record
 
-    def finish(self, run: RunDir) -> Analysis:
+    def finish(self, run: RunDir, scope: RunScope | None = None) -> Analysis:
+        scope = scope or RunScope()
         result = Analysis()
-        result.slow_ranks = _time_outliers(self.rows, self.hosts)
-        result.late_ranks = _stragglers(self.rows, self.hosts)
-        result.slowest_host = _slowest_host(self.rows)
+        result.slow_ranks = _slow_at_own_work(self.own, self.hosts)
+        result.slow_hosts = _slow_hosts(result.slow_ranks)
+        if not result.slow_hosts:
+            result.whole_run = _whole_run(scope)
+        if result.whole_run and scope.isolate_config and len(scope.hosts) >= 2:
+            result.isolate_command = isolate_command(scope.isolate_config, scope.hosts)
         result.wrong = _wrong_lines(self.wrong_by_rank)
         result.env_differences = environment_differences(rank_files(run.env_dir, ".json"))
         return result
 
 
-def analyse(records: Iterable[RankResult], run: RunDir) -> Analysis:
+def analyse(records: Iterable[RankResult], run: RunDir, scope: RunScope | None = None) -> Analysis:
     analyser = Analyser()
     for record in records:
         analyser.add(record)
-    return analyser.finish(run)
+    return analyser.finish(run, scope)
 
 
-def _time_outliers(rows: _Rows, hosts: dict[int, str]) -> list[RankFlag]:
-    hits: dict[int, list[float]] = defaultdict(list)
-    for samples in rows.each():
-        times = {s.rank: s.time_us for s in samples}
-        typical = median(times.values())
-        for rank in _robust_outliers(times, TIME_FLOOR * typical):
-            hits[rank].append(times[rank] / typical)
+def _slow_at_own_work(own: dict[int, array[float]], hosts: dict[int, str]) -> list[RankFlag]:
+    typical = {rank: median(gaps) for rank, gaps in own.items() if gaps}
+    flagged = _robust_outliers(typical, OWN_FLOOR_S)
     flags = []
-    for rank, ratios in sorted(hits.items(), key=lambda item: -len(item[1])):
-        if len(ratios) >= max(1, len(rows) // 4):
-            flags.append(
-                RankFlag(
-                    rank,
-                    hosts[rank],
-                    f"slower than the others in {len(ratios)}/{len(rows)} measurements "
-                    f"(median {median(ratios):.2f}x the typical rank)",
-                )
+    for rank, z in sorted(flagged.items(), key=lambda item: -typical[item[0]]):
+        others = median(v for r, v in typical.items() if r != rank)
+        flags.append(
+            RankFlag(
+                rank,
+                hosts[rank],
+                f"{typical[rank] * 1e3:.1f} ms of its own between measurements (median over {len(own[rank])}; "
+                f"the other ranks {others * 1e3:.1f} ms; robust z {min(z, 999):.1f})",
             )
+        )
     return flags
 
 
-def _stragglers(rows: _Rows, hosts: dict[int, str]) -> list[RankFlag]:
-    lateness: dict[int, list[float]] = defaultdict(list)
-    for samples in rows.each():
-        starts = [s.started_at for s in samples if s.started_at > 0]
-        if len(starts) < 2:
-            continue
-        first = min(starts)
-        for s in samples:
-            if s.started_at > 0:
-                lateness[s.rank].append(s.started_at - first)
-    typical = {rank: median(values) for rank, values in lateness.items()}
-    flagged = _robust_outliers(typical, LATE_FLOOR_S)
+def _slow_hosts(flags: list[RankFlag]) -> list[str]:
+    by_host: dict[str, list[RankFlag]] = defaultdict(list)
+    for flag in flags:
+        by_host[flag.host].append(flag)
     return [
-        RankFlag(
-            rank,
-            hosts[rank],
-            f"starts its measurements {typical[rank] * 1e3:.1f} ms after the first rank "
-            f"(median over {len(lateness[rank])} measurements; robust z {min(z, 999):.1f})",
-        )
-        for rank, z in sorted(flagged.items(), key=lambda item: -typical[item[0]])
+        f"{host}: rank(s) {','.join(str(f.rank) for f in found)} slow at their own work, outside any collective "
+        f"({found[0].what.split(' (')[0]}): the node itself (CPU, memory, the rank's own code), not the network"
+        for host, found in by_host.items()
     ]
 
 
-def _slowest_host(rows: _Rows) -> str:
-    ratios: dict[str, list[float]] = defaultdict(list)
-    lateness: dict[str, list[float]] = defaultdict(list)
-    for samples in rows.each():
-        typical = median(s.time_us for s in samples)
-        first = min((s.started_at for s in samples if s.started_at > 0), default=0.0)
-        for s in samples:
-            if typical > 0:
-                ratios[s.host].append(s.time_us / typical)
-            if s.started_at > 0 and first > 0:
-                lateness[s.host].append(s.started_at - first)
-    if len(ratios) < 2:
+def _whole_run(scope: RunScope) -> str:
+    bound = [row for row in scope.rows if not row.group and row.size >= BANDWIDTH_BOUND_BYTES and row.busbw > 0]
+    if scope.line is None or not bound:
         return ""
-    host = max(ratios, key=lambda h: (median(lateness.get(h, [0.0])), median(ratios[h])))
+    best = max(bound, key=lambda row: row.busbw)
+    below = scope.line.gigabytes / best.busbw
+    if below < WHOLE_RUN_BELOW:
+        return ""
     return (
-        f"{host} (its ranks start measurements {median(lateness.get(host, [0.0])) * 1e3:.1f} ms after the first "
-        f"rank, median; their times are {median(ratios[host]):.2f}x the typical rank's)"
+        f"every rank waited; the run as a whole is {below:.0f}x below the line rate of {scope.line.what}: best "
+        f"busbw {best.busbw:.4g} GB/s ({best.op} {best.size} B) against {scope.line.gigabytes:.4g} GB/s; no host "
+        "stands out on evidence of its own (a slow node or link slows every rank of a collective)"
     )
+
+
+def isolate_command(config_file: str, hosts: Sequence[str]) -> str:
+    """The exact command that measures these nodes against each other, in pairs."""
+    nodes = collect_hostlist(sorted(set(hosts)))
+    return f"collbench isolate --config {config_file} nodes={len(set(hosts))} 'slurm.nodelist={nodes}'"
 
 
 def _wrong_lines(wrong_by_rank: dict[int, list[RankResult]]) -> list[str]:

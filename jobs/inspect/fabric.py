@@ -343,3 +343,60 @@ def _port_error_failures(
                     f"fabric.max_port_errors={limit}: {host} {hca} port {port} counted {total} error(s) during the job"
                 )
     return failures
+
+
+@dataclass(frozen=True, slots=True)
+class LineRate:
+    """The slowest line a rank's traffic crosses, by the nodes' own account (sysfs at the start of the job)."""
+
+    gbps: float
+    """Gb/s."""
+    what: str
+    """'eth0 at 10 Gb/s (the slowest of n[1-2])'."""
+
+    @property
+    def gigabytes(self) -> float:
+        """GB/s: busbw's unit."""
+        return self.gbps / 8
+
+
+def line_rate(
+    run: RunDir, backend: str, env: Mapping[str, str], hosts: Iterable[str], given_gbps: float = 0.0
+) -> LineRate | None:
+    """`given_gbps` (fabric.line_gbps) if set, else the RDMA ports' rate (NCCL), else the speed of the
+    interface the config names for the backend's sockets (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME); None
+    when the snapshots do not say."""
+    if given_gbps > 0:
+        return LineRate(given_gbps, f"{given_gbps:g} Gb/s (fabric.line_gbps)")
+    starts = {host: snap for host, snap in _snapshots(run, "start").items() if host in set(hosts)}
+    rates = _rdma_rates(starts) if backend == "nccl" else {}
+    name = "RDMA ports"
+    if not rates:
+        name = _socket_interface(env, backend)
+        rates = {host: snap.get("net", {}).get(name, {}).get("speed_mbps") or 0 for host, snap in starts.items()}
+        rates = {host: mbps / 1000 for host, mbps in rates.items() if mbps > 0}
+    if not name or not rates or len(rates) < len(starts):
+        return None
+    slowest = min(rates.values())
+    return LineRate(slowest, f"{name} at {slowest:g} Gb/s (the slowest of {collect_hostlist(sorted(rates))})")
+
+
+def _rdma_rates(starts: Mapping[str, dict[str, Any]]) -> dict[str, float]:
+    rates = {}
+    for host, snap in starts.items():
+        active = [
+            float(info["rate_gbps"])
+            for ports in snap.get("rdma", {}).values()
+            for info in ports.values()
+            if info.get("rate_gbps") and "ACTIVE" in str(info.get("state", "")).upper()
+        ]
+        if active:
+            rates[host] = min(active)
+    return rates
+
+
+def _socket_interface(env: Mapping[str, str], backend: str) -> str:
+    """The first interface GLOO_SOCKET_IFNAME or NCCL_SOCKET_IFNAME names ('=eth0,eth1' -> 'eth0'), or ''."""
+    value = env.get("NCCL_SOCKET_IFNAME" if backend == "nccl" else "GLOO_SOCKET_IFNAME", "")
+    first = value.split(",")[0].lstrip("=")
+    return "" if first.startswith("^") else first

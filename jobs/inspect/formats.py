@@ -14,7 +14,9 @@ from jobs.config.schema import to_plain
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir, read_json
 
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2
+"""2: the analysis names ranks slow at their own work and their hosts (slow_ranks, slow_hosts), the run as a
+whole (whole_run, isolate_command); start lag and time outliers inside a collective are no longer in it."""
 
 CSV_COLUMNS = (
     "op", "size", "count", "dtype", "redop", "root", "in_place", "nranks", "time_us", "algbw", "busbw", "wrong",

@@ -26,14 +26,16 @@ from typing import Literal
 
 from jobs.inspect.progress import RankProgress, read_progress
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.rank import RankState, RankStatus
+from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupProbe
 from jobs.rundir.records.run import Launcher
 from jobs.rundir.records.slurm import JobFacts
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
 
 __all__ = ["JobFacts", "Postmortem", "RankEnd", "examine", "judge", "rank_spans"]
 
-Kind = Literal["ok", "own", "peer", "dead", "killed", "lost", "hung", "stopped", "running", "absent"]
+Kind = Literal["ok", "own", "setup", "peer", "dead", "killed", "lost", "hung", "stopped", "running", "absent"]
+CAUSES: tuple[Kind, ...] = ("own", "setup", "dead", "lost", "hung")
+"""Kinds of end that explain a failure by themselves: ranks stopped or that lost a peer after one are its victims."""
 
 LOST_PEER = re.compile(
     r"Connection reset by peer|Connection closed by peer|Broken pipe|Connection refused|Timed out waiting|"
@@ -123,7 +125,7 @@ def judge(
     ends = _mark_hung(ends, progress)
     report = Postmortem(ends=ends)
     report.causes = _causes(ends, steps, lost_nodes, statuses, facts)
-    report.consequences = _consequences(ends, statuses, facts, bool(report.causes))
+    report.consequences = _consequences(ends, statuses, steps, facts, bool(report.causes))
     return report
 
 
@@ -147,7 +149,7 @@ def _rank_end(
     if host in lost_nodes:
         return RankEnd(rank, host, "lost", "lost", f"its node {host} is {lost_nodes[host]}", status.ended_at)
     if status.state is RankState.FAILED:
-        kind: Kind = "peer" if is_lost_peer(error) else "own"
+        kind: Kind = "setup" if status.setup_failure else "peer" if is_lost_peer(error) else "own"
         return RankEnd(rank, host, kind, "failed", short_error(error), status.failed_at)
     if status.state is RankState.STOPPED:
         return RankEnd(rank, host, "stopped", "stopped", error or "stopped", status.stopped_at)
@@ -177,7 +179,7 @@ def _mark_hung(ends: dict[int, RankEnd], progress: dict[int, RankProgress]) -> d
     """Ranks that never failed themselves and were behind the ranks that gave up waiting for them, when
     nothing else explains the failure (after a death or an error, the ranks left behind are its victims)."""
     noticers = [e.rank for e in ends.values() if e.kind == "peer"]
-    if not noticers or any(e.kind in ("own", "dead", "lost") for e in ends.values()):
+    if not noticers or any(e.kind in ("own", "setup", "dead", "lost") for e in ends.values()):
         return ends
     front = max(progress[r].position for r in noticers if r in progress) if progress else -2
     marked = dict(ends)
@@ -221,6 +223,7 @@ def _causes(
     own = sorted((e for e in ends.values() if e.kind == "own"), key=lambda e: e.at)
     for i, end in enumerate(own):
         causes.append(f"rank {end.rank} on {end.host} failed {'first' if i == 0 else 'after it'}: {end.how}")
+    causes += setup_causes(ends, statuses, reached=False)
     order = steps.task_ends if steps else {}
     dead = sorted(
         (e for e in ends.values() if e.kind == "dead"),
@@ -234,6 +237,7 @@ def _causes(
             causes.append(f"node {node} stopped answering ({why}): rank(s) {rank_spans(on_it)} ran there")
     for end in sorted((e for e in ends.values() if e.kind == "hung"), key=lambda e: e.rank):
         causes.append(f"rank {end.rank} on {end.host} hung: {end.how}")
+    causes += setup_causes(ends, statuses, reached=True)
     if not causes:
         causes += _stop_cause(ends, steps, facts)
     if facts.state.startswith("NODE_FAIL"):
@@ -245,20 +249,39 @@ def _causes(
 
 
 def _stop_cause(ends: dict[int, RankEnd], steps: StepEvidence | None, facts: JobFacts) -> list[str]:
+    """A stop is the cause only when Slurm says why (a cancel, a preemption, a time limit, a requeue), or
+    when nothing at all explains it; srun ending the step after a task's bad exit is a consequence."""
     stopped = [e for e in ends.values() if e.kind == "stopped"]
-    if not stopped:
+    why = slurm_stop_reason(steps, facts)
+    if not stopped or (steps and steps.srun_ended_step and not why):
         return []
     first = min(stopped, key=lambda e: e.at or float("inf"))
-    why = steps.cancelled if steps and steps.cancelled else ""
     slurm = f"; Slurm: {facts.state}" if facts.state else ""
+    said = why or ("Slurm records no cancel, preemption or time limit" if facts.final else "Slurm has not said why yet")
     return [
         f"stopped: rank(s) {rank_spans(e.rank for e in stopped)} recorded a stop ({first.how}, first at "
-        f"{_clock(first.at)}{', ' + why if why else ''}{slurm}): cancelled, preempted, requeued or out of time"
+        f"{_clock(first.at)}{slurm}): {said}"
     ]
 
 
+SLURM_STOPS = {"CANCELLED": "cancelled", "TIMEOUT": "out of time", "PREEMPTED": "preempted", "REQUEUED": "requeued",
+               "DEADLINE": "past its deadline"}  # fmt: skip
+
+
+def slurm_stop_reason(steps: StepEvidence | None, facts: JobFacts) -> str:
+    """Why Slurm stopped the job, in its own words (slurmstepd's cancel of the job, the job's state), or ''."""
+    if steps and steps.cancelled:
+        return steps.cancelled
+    word = facts.state.split()[0].rstrip("+") if facts.state else ""
+    return SLURM_STOPS.get(word, "")
+
+
 def _consequences(
-    ends: dict[int, RankEnd], statuses: dict[int, RankStatus], facts: JobFacts, have_cause: bool
+    ends: dict[int, RankEnd],
+    statuses: dict[int, RankStatus],
+    steps: StepEvidence | None,
+    facts: JobFacts,
+    have_cause: bool,
 ) -> list[str]:
     lines = []
     noticers = sorted((e for e in ends.values() if e.kind == "peer"), key=lambda e: e.at)
@@ -271,9 +294,7 @@ def _consequences(
             f"rank(s) {rank_spans(e.rank for e in noticers)} {verb} (first rank {first.rank} on {first.host}: "
             f"{_with_peer_host(first.how, statuses)})"
         )
-    stopped = [e.rank for e in ends.values() if e.kind == "stopped"]
-    if stopped and any(e.kind in ("own", "dead", "lost", "hung") for e in ends.values()):
-        lines.append(f"rank(s) {rank_spans(stopped)} were stopped after it")
+    lines += _stopped_after(ends, steps, facts)
     killed = [e.rank for e in ends.values() if e.kind == "killed"]
     if killed:
         lines.append(f"rank(s) {rank_spans(killed)} were ended by srun after the step failed")
@@ -291,6 +312,27 @@ def _consequences(
     return lines
 
 
+def _stopped_after(ends: dict[int, RankEnd], steps: StepEvidence | None, facts: JobFacts) -> list[str]:
+    """Ranks stopped by a signal after the cause: by srun's clean-up of the step, or by what Slurm says."""
+    stopped = [e for e in ends.values() if e.kind == "stopped"]
+    if not stopped:
+        return []
+    spans, why = rank_spans(e.rank for e in stopped), slurm_stop_reason(steps, facts)
+    signal = stopped[0].how.removeprefix("stopped by ")
+    if steps and steps.srun_ended_step and not why:
+        exits = steps.bad_exits()
+        after = (
+            f"task(s) {rank_spans(end.task for end in exits)} exited ({exits[0].how})" if exits else "a task's bad exit"
+        )
+        return [
+            f"rank(s) {spans} were stopped ({signal}) by srun ending the step after {after}: srun's clean-up "
+            f"(--kill-on-bad-exit, {steps.srun_ended_step}), not a cancel"
+        ]
+    if any(e.kind in CAUSES for e in ends.values()):
+        return [f"rank(s) {spans} were stopped after it" + (f" ({why})" if why else "")]
+    return []
+
+
 def _with_peer_host(error: str, statuses: dict[int, RankStatus]) -> str:
     """Add the host behind an address an error names: '... [10.78.0.12]:60629 ...' (n2)."""
     match = PEER_ADDRESS.search(error)
@@ -302,3 +344,54 @@ def _with_peer_host(error: str, statuses: dict[int, RankStatus]) -> str:
         if addr in status.addresses:
             return f"{short} (the peer at {addr} is {status.host})"
     return short
+
+
+SETUP_ADVICE: dict[SetupProbe, tuple[str, str]] = {
+    SetupProbe.UNRESOLVED: (
+        "cannot resolve the rendezvous name {where}",
+        "look at rendezvous.master_addr and the name service (DNS, /etc/hosts) on {host}",
+    ),
+    SetupProbe.UNREACHABLE: (
+        "cannot reach the rendezvous address {where}",
+        "look at rendezvous.master_addr (an address of the job's first node?), the routes and a firewall "
+        "between {host} and it, GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME",
+    ),
+    SetupProbe.REFUSED: (
+        "was refused at the rendezvous address {where}",
+        "nothing listens there: look at rendezvous.master_addr and rendezvous.master_port (rank 0 runs the "
+        "rendezvous on the job's first node), a firewall",
+    ),
+    SetupProbe.SILENT: (
+        "got no answer from the rendezvous address {where}",
+        "look at a firewall dropping the port, rendezvous.master_addr, GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME",
+    ),
+    SetupProbe.ANSWERS: (
+        "timed out in set-up waiting for the other ranks (the rendezvous {where} answers)",
+        "look at the ranks that never joined, GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME (the interface ranks "
+        "announce to each other), a firewall between the nodes",
+    ),
+}
+"""A set-up failure's probe -> what the rank met, and the settings to look at."""
+
+
+def setup_causes(ends: dict[int, RankEnd], statuses: dict[int, RankStatus], reached: bool) -> list[str]:
+    """Ranks whose process group set-up failed, one line per host and what they met there, first failure
+    first. `reached`: those whose rendezvous answered (they waited for ranks that never came), else the
+    others (a bad name, no route, a refused port, silence: their own cause)."""
+    groups: dict[tuple[str, SetupFailure], list[RankEnd]] = {}
+    for end in sorted((e for e in ends.values() if e.kind == "setup"), key=lambda e: (e.at, e.rank)):
+        failure = statuses[end.rank].setup_failure
+        if failure is not None and (failure.probe is SetupProbe.ANSWERS) == reached:
+            groups.setdefault((end.host, failure), []).append(end)
+    return [_setup_line(host, failure, group) for (host, failure), group in groups.items()]
+
+
+def _setup_line(host: str, failure: SetupFailure, group: list[RankEnd]) -> str:
+    met, advice = SETUP_ADVICE[failure.probe]
+    where = f"{failure.address}:{failure.port}"
+    ranks = rank_spans(e.rank for e in group)
+    who = f"rank {ranks}" if len(group) == 1 else f"rank(s) {ranks}"
+    error = group[0].how.splitlines()[0] if group[0].how else "no error recorded"
+    return f"{who} on {host} failed in set-up: {met.format(where=where)} ({failure.detail}; {error}): " + advice.format(
+        host=host
+    )

@@ -14,15 +14,16 @@ from pathlib import Path
 from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.config.model import Config
-from jobs.inspect.analysis import Analyser, Analysis
+from jobs.inspect.analysis import Analyser, Analysis, RunScope
 from jobs.inspect.exports import nccl_tests_json
-from jobs.inspect.fabric import FabricReport, fabric_report
+from jobs.inspect.fabric import FabricReport, fabric_report, line_rate
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.setup_time import setup_time
 from jobs.rundir.layout import RunDir, rank_files, rank_of
 from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankStatus
+from jobs.rundir.records.run import Launcher
 from jobs.rundir.records.slurm import JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
 
@@ -134,8 +135,21 @@ def assess(
     outcome.problems += _row_problems(rows, cfg.world_size)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
     outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
-    outcome.analysis = analyser.finish(run) if analyser else None
+    outcome.analysis = analyser.finish(run, _scope(run, outcome)) if analyser else None
     return outcome
+
+
+def _scope(run: RunDir, outcome: RunOutcome) -> RunScope:
+    """What the per-host view judges the run as a whole by: its rows, the nodes' line rate, its hosts."""
+    cfg = outcome.config
+    hosts = sorted({status.host for status in outcome.statuses.values()})
+    slurm = run.read_meta().launcher is Launcher.SLURM
+    return RunScope(
+        rows=outcome.rows,
+        line=line_rate(run, cfg.backend, cfg.env, hosts, cfg.fabric.line_gbps),
+        hosts=hosts,
+        isolate_config=str(run.config_file) if slurm and cfg.task != "isolate" else "",
+    )
 
 
 def _damage_problems(damaged: list[DamagedLine]) -> list[str]:

@@ -21,11 +21,12 @@ from jobs.config.secrets import FROM_ENVIRONMENT
 from jobs.fabric import ports
 from jobs.inspect.report import assess, read_statuses, record_summary
 from jobs.rundir.layout import RunDir, write_json_atomic
-from jobs.rundir.records.rank import STATUS, Phase, RankState, RankStatus, SetupSpan, SignalNotice
+from jobs.rundir.records.rank import STATUS, Phase, RankState, RankStatus, SetupFailure, SetupSpan, SignalNotice
 from jobs.runtime.environment import capture_environment
 from jobs.runtime.heartbeat import Heartbeat, StackDumps
 from jobs.runtime.placement import LocalRendezvous, Placement, detect_placement
 from jobs.runtime.rank_logging import setup_rank_logging
+from jobs.runtime.setup_probe import probe_rendezvous
 from jobs.runtime.stop_signals import RankStopped, SignalWatch
 
 STOP_RECORD_WAIT_S = 2.0
@@ -211,8 +212,9 @@ class StatusWriter:
                 self.write(RankState.RUNNING)
         logger.warning(f"received {signal_name}: Slurm's notice of a time limit or preemption")
 
-    def fail(self, error: BaseException) -> None:
-        """Record the first error this rank met, with the moment it met it. A stop signal's RankStopped is
+    def fail(self, error: BaseException, setup_failure: SetupFailure | None = None) -> None:
+        """Record the first error this rank met, with the moment it met it (and, for an error of the process
+        group's set-up, what the rank found at the rendezvous address). A stop signal's RankStopped is
         the watcher's to record (with the stacks as they were when it arrived): wait for it briefly."""
         failed_at = time.time()
         if isinstance(error, RankStopped):
@@ -234,6 +236,7 @@ class StatusWriter:
                 failed_at=failed_at,
                 error=f"{type(error).__name__}: {error}",
                 traceback="".join(traceback.format_exception(error)),
+                setup_failure=setup_failure,
             )
             self.ended = "failed"
 
@@ -282,14 +285,18 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"
     )
     setup_started = time.time()
-    dist.init_process_group(
-        backend=cfg.backend,
-        init_method=placement.init_method,
-        rank=placement.rank,
-        world_size=placement.world_size,
-        timeout=datetime.timedelta(seconds=cfg.timeouts.collective_s),
-        device_id=device if device.type == "cuda" else None,  # NCCL: the communicator is created here, eagerly
-    )
+    try:
+        dist.init_process_group(
+            backend=cfg.backend,
+            init_method=placement.init_method,
+            rank=placement.rank,
+            world_size=placement.world_size,
+            timeout=datetime.timedelta(seconds=cfg.timeouts.collective_s),
+            device_id=device if device.type == "cuda" else None,  # NCCL: the communicator is created here, eagerly
+        )
+    except Exception as error:
+        status.fail(error, setup_failure=_probe(placement, status))
+        raise
     setup_done = time.time()
     status.add_setup(SetupSpan(started=setup_started, done=setup_done, seconds=round(setup_done - setup_started, 6)))
     logger.bind(event="setup", seconds=setup_done - setup_started).info(
@@ -331,6 +338,15 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         raise
     finally:
         dist.destroy_process_group()
+
+
+def _probe(placement: Placement, status: StatusWriter) -> SetupFailure:
+    """What this rank finds at the rendezvous address, once its set-up has failed."""
+    found = probe_rendezvous(
+        placement.master_addr, placement.master_port, status.record.addresses, store_here=placement.rank == 0
+    )
+    logger.error(f"process group set-up failed; rendezvous {found.address}:{found.port}: {found.probe}, {found.detail}")
+    return found
 
 
 def _record_summary(run: RunDir, world_size: int) -> None:

@@ -30,8 +30,34 @@ def test_the_task_srun_saw_die_first_is_the_cause_and_the_rest_are_its_teardown(
     assert evidence.task_ends[3].before_teardown and evidence.task_ends[3].how == "Killed"
     assert [t for t, end in sorted(evidence.task_ends.items()) if not end.before_teardown] == [0, 1, 2]
     assert evidence.task_ends[1].how == "Exited with exit code 1"
-    assert evidence.cancelled == "cancelled at 2026-12-03T08:00:52"
+    assert evidence.cancelled == "", "slurmstepd's STEP line after srun's own teardown is no cancel"
+    assert evidence.srun_ended_step == "Terminating StepId=1.0"
+    assert [end.task for end in evidence.bad_exits()] == [3]
     assert signal_of("Killed") == "SIGKILL" and signal_of("Segmentation fault (core dumped)") == "SIGSEGV"
+
+
+CANCELLED = """\
+srun: Job step aborted: Waiting up to 7 seconds for job step to finish.
+srun: got SIGCONT
+slurmstepd-n1: error: *** JOB 133 ON n1 CANCELLED AT 2026-12-04T17:33:13 ***
+srun: forcing job termination
+slurmstepd-n1: error: *** STEP 133.0 ON n1 CANCELLED AT 2026-12-04T17:33:13 ***
+srun: error: n2: task 1: Exited with exit code 1
+srun: launch/slurm: _step_signal: Terminating StepId=133.0
+"""
+
+TIME_LIMIT = """\
+slurmstepd-n1: error: *** STEP 9.0 ON n1 CANCELLED AT 2026-12-04T18:00:01 DUE TO TIME LIMIT ***
+slurmstepd-n1: error: *** JOB 9 ON n1 CANCELLED AT 2026-12-04T18:00:01 DUE TO TIME LIMIT ***
+"""
+
+
+def test_a_cancel_of_the_job_is_slurms_even_when_srun_ends_the_step_after_it() -> None:
+    evidence = read_step_messages(CANCELLED.splitlines())
+    assert evidence.cancelled == "cancelled at 2026-12-04T17:33:13"
+    assert evidence.srun_ended_step == "" and evidence.bad_exits() == []
+    limit = read_step_messages(TIME_LIMIT.splitlines())
+    assert limit.cancelled == "cancelled at 2026-12-04T18:00:01 due to time limit"
 
 
 def test_a_requeue_kills_every_task_after_the_teardown_began() -> None:

@@ -39,7 +39,34 @@ class SignalNotice:
     at: float
 
 
-STATUS_VERSION = 2
+class SetupProbe(Word):
+    """What a rank found at the rendezvous address once its process group set-up had failed."""
+
+    UNRESOLVED = "unresolved"
+    """The name does not resolve."""
+    UNREACHABLE = "unreachable"
+    """No route to the address (or the network is unreachable)."""
+    REFUSED = "refused"
+    """The host answers, but nothing listens on the port."""
+    SILENT = "silent"
+    """No answer at all within the probe's wait: a firewall dropping the packets, or a host that is down."""
+    ANSWERS = "answers"
+    """The rendezvous answers (or is this rank's own store): the set-up waited for ranks that never came."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetupFailure:
+    """A rank's process group set-up that failed (init_process_group): where it tried to meet the others."""
+
+    address: str
+    """The rendezvous address it was given (rendezvous.master_addr, or the job's first node)."""
+    port: int
+    probe: SetupProbe
+    detail: str
+    """The probe's own words: the resolver's or the socket's error, or what the address resolved to."""
+
+
+STATUS_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -64,6 +91,8 @@ class RankStatus:
     attempt: int = 0
     """SLURM_RESTART_COUNT: the attempt of the job this rank belongs to."""
     setup: SetupSpan | None = None
+    setup_failure: SetupFailure | None = None
+    """Set when the rank failed in its process group set-up: its error is a set-up error, not a lost peer."""
     signals: list[SignalNotice] = field(default_factory=list)
     rows: int = 0
     """Results written (state ok)."""
@@ -89,7 +118,12 @@ def _status_from_v1(plain: Plain) -> Plain:
     return plain
 
 
-STATUS = Format("status/rank-N.json", RankStatus, STATUS_VERSION, {1: _status_from_v1})
+def _status_from_v2(plain: Plain) -> Plain:
+    """Format 3 added setup_failure; a format 2 file never recorded one."""
+    return plain
+
+
+STATUS = Format("status/rank-N.json", RankStatus, STATUS_VERSION, {1: _status_from_v1, 2: _status_from_v2})
 
 
 class Phase(Word):

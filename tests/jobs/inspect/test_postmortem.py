@@ -6,7 +6,7 @@ from typing import Any
 
 from jobs.inspect.postmortem import JobFacts, is_lost_peer, judge, short_error
 from jobs.inspect.progress import RankProgress
-from jobs.rundir.records.rank import RankState, RankStatus
+from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupProbe
 from slurm.evidence import read_step_messages
 
 RESET = "RuntimeError: [/__w/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:60629: "
@@ -78,6 +78,63 @@ def test_a_cancel_is_a_stop_not_a_hang() -> None:
     report = judge(2, statuses, {}, None, JobFacts(state="CANCELLED by 0"))
     assert len(report.causes) == 1 and report.causes[0].startswith("stopped: rank(s) 0-1 recorded a stop (stopped by")
     assert "Slurm: CANCELLED by 0" in report.causes[0] and report.consequences == []
+
+
+UNREACHABLE = "DistNetworkError: The client socket has failed to connect to any network address of (10.79.0.99, 20015)"
+SRUN_ENDS_STEP = [
+    "srun: error: n1: tasks 0-1: Exited with exit code 1",
+    "srun: launch/slurm: _step_signal: Terminating StepId=15.0",
+    "slurmstepd-n2: error: *** STEP 15.0 ON n2 CANCELLED AT 2026-12-04T08:00:52 ***",
+    "srun: error: n2: tasks 2-3: Terminated",
+]
+
+
+def stopped(rank: int, host: str) -> RankStatus:
+    return status(rank, host, "stopped", signal="SIGTERM", stopped_at=9.0, error="stopped by SIGTERM")
+
+
+def test_an_unreachable_rendezvous_is_a_set_up_error_and_srun_ending_the_step_no_cancel() -> None:
+    failure = SetupFailure("10.79.0.99", 20015, SetupProbe.UNREACHABLE, "10.79.0.99; Network is unreachable")
+    statuses = {
+        **{r: status(r, "n1", "failed", error=UNREACHABLE, failed_at=5.0 + r, setup_failure=failure) for r in (0, 1)},
+        **{r: stopped(r, "n2") for r in (2, 3)},
+    }
+    report = judge(4, statuses, {}, read_step_messages(SRUN_ENDS_STEP), JobFacts(state="FAILED"))
+    assert report.causes == [
+        "rank(s) 0-1 on n1 failed in set-up: cannot reach the rendezvous address 10.79.0.99:20015 (10.79.0.99; "
+        f"Network is unreachable; {UNREACHABLE}): look at rendezvous.master_addr (an address of the job's first "
+        "node?), the routes and a firewall between n1 and it, GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME"
+    ]
+    assert report.consequences == [
+        "rank(s) 2-3 were stopped (SIGTERM) by srun ending the step after task(s) 0-1 exited (Exited with exit "
+        "code 1): srun's clean-up (--kill-on-bad-exit, Terminating StepId=15.0), not a cancel"
+    ]
+    assert not any("cancelled" in line or "lost peer" in line for line in report.problems)
+
+
+def test_a_set_up_that_waited_for_ranks_that_never_came_names_them_after_its_own_causes() -> None:
+    failure = SetupFailure("n1", 20015, SetupProbe.ANSWERS, "n1 is this host: the store was here")
+    statuses = {0: status(0, "n1", "failed", error="DistStoreError: Timed out", failed_at=5.0, setup_failure=failure)}
+    report = judge(2, statuses, {}, None, JobFacts(state="FAILED"))
+    assert report.causes[0].startswith("rank 0 on n1 failed in set-up: timed out in set-up waiting for the other")
+    assert "rank(s) 1 never started (no status file)" in report.consequences
+
+
+def test_srun_ending_the_step_after_a_lost_peer_is_no_cancel_and_no_cause() -> None:
+    statuses = {0: status(0, "n1", "failed", error=RESET, failed_at=5.0), 1: stopped(1, "n2")}
+    steps = read_step_messages(["srun: error: n1: task 0: Exited with exit code 1", *SRUN_ENDS_STEP[1:3]])
+    report = judge(2, statuses, {}, steps, JobFacts(state="FAILED"))
+    assert report.causes == []
+    assert report.consequences[0].startswith("rank(s) 0 noticed a lost peer first, and no rank shows a cause")
+    assert report.consequences[1].startswith("rank(s) 1 were stopped (SIGTERM) by srun ending the step after task")
+
+
+def test_a_stop_is_a_cancel_only_when_slurm_says_so() -> None:
+    statuses = {r: stopped(r, "n1") for r in range(2)}
+    failed = judge(2, statuses, {}, None, JobFacts(state="FAILED"))
+    assert failed.causes[0].endswith("Slurm: FAILED): Slurm records no cancel, preemption or time limit")
+    out_of_time = judge(2, statuses, {}, None, JobFacts(state="TIMEOUT"))
+    assert out_of_time.causes[0].endswith("Slurm: TIMEOUT): out of time")
 
 
 def test_a_finished_job_has_no_running_rank() -> None:

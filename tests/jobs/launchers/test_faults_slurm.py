@@ -17,6 +17,7 @@ import pytest
 
 from slurm.submission import unanswering_nodes
 from tests.conftest import CLUSTER_DIR, CLUSTER_LAB, SlurmCluster, collbench, read_jsonl
+from tests.jobs.accusations import assert_accuses_only, everything_said
 from tests.jobs.launchers.test_submit_slurm import statuses, submit, wait
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -118,6 +119,7 @@ def test_a_killed_rank_is_the_one_blamed_and_status_shows_it_dead(healthy: Slurm
     assert re.search(r"^\s+3\s+n2\s+dead\s", status.stdout, re.M), status.stdout
     assert "cause: rank 3 on n2 died" in status.stdout
     assert not re.search(r"^\s+\d+\s+n\d\s+running\s", status.stdout, re.M), "no rank 'running' in a finished job"
+    assert_accuses_only(everything_said(healthy, workdir, run, result.stdout + result.stderr), {"n2", "rank 3"})
 
 
 def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
@@ -149,8 +151,9 @@ def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     for rank in range(3):
         hosts = {r["host"] for r in read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl")}
         assert len(hosts) == 1, f"rank {rank}'s results were written on {hosts}"
-    report = collbench("report", str(run), cwd=workdir, env=healthy.env())
-    assert "the job ended NODE_FAIL" in report.stderr and "was not run again" in report.stderr
+    said = everything_said(healthy, workdir, run, result.stdout + result.stderr)
+    assert "the job ended NODE_FAIL" in said["report"] and "was not run again" in said["report"]
+    assert_accuses_only(said, {lost})
 
 
 def test_a_cancel_leaves_every_rank_stopped_with_its_stacks(healthy: SlurmCluster, workdir: Path) -> None:
@@ -162,6 +165,8 @@ def test_a_cancel_leaves_every_rank_stopped_with_its_stacks(healthy: SlurmCluste
     assert result.returncode == 1
     assert "collbench: FAILED: stopped: rank(s) 0-1 recorded a stop (stopped by SIGTERM" in result.stderr
     assert "hung" not in result.stderr and "did not finish" not in result.stderr
+    assert re.search(r"recorded a stop \(stopped by SIGTERM.*\): cancelled\b", result.stderr), result.stderr
+    assert_accuses_only(everything_said(healthy, workdir, run, result.stdout + result.stderr), set())
     for rank, status in statuses(run).items():
         assert (status["state"], status["signal"]) == ("stopped", "SIGTERM"), status
         log = (run / "logs" / f"rank-{rank:05d}.log").read_text()
@@ -236,6 +241,8 @@ def test_requeue_keeps_each_attempt_apart_and_resumes_only_on_the_same_nodes(
     preempted = json.loads((run / "attempts" / "0" / "status" / "rank-00000.json").read_text())
     assert (preempted["state"], preempted["signals"][0]["signal"]) == ("stopped", "SIGUSR2"), preempted
     assert "Caught signal SIGUSR2" in (run / "attempts" / "0" / "submitit" / f"{job_id}_0_log.err").read_text()
+    said = everything_said(healthy, workdir, run, result.stdout + result.stderr)
+    assert_accuses_only(said, set())
     report = collbench("report", str(run), cwd=workdir, env=healthy.env())
     assert "collbench: attempt 2 of the job (on n[2-3]) is the one shown; earlier attempts:" in report.stderr
     assert "attempt 0 on n[1-2]: ended REQUEUED (requeued by hand" in report.stderr

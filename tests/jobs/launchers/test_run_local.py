@@ -131,7 +131,7 @@ def test_json_document_holds_config_every_rank_environment_and_rows(workdir: Pat
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert (doc["format"], doc["version"], doc["passed"]) == ("collbench-run", 1, True)
+    assert (doc["format"], doc["version"], doc["passed"]) == ("collbench-run", 2, True)
     assert doc["config"]["bench"]["ops"] == ["all_reduce"]
     assert [r["status"]["rank"] for r in doc["ranks"]] == [0, 1]
     for rank in doc["ranks"]:

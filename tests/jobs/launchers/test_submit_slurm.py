@@ -199,7 +199,7 @@ def test_an_unreachable_controller_is_a_clear_error_without_hanging(slurm_cluste
     assert not (workdir / "runs").exists()
 
 
-def test_a_straggler_on_one_node_is_named_with_its_host(slurm_cluster: SlurmCluster, workdir: Path) -> None:
+def test_a_rank_slow_at_its_own_work_is_named_with_its_host(slurm_cluster: SlurmCluster, workdir: Path) -> None:
     job_id, _ = submit(
         slurm_cluster,
         workdir,
@@ -211,8 +211,8 @@ def test_a_straggler_on_one_node_is_named_with_its_host(slurm_cluster: SlurmClus
     )
     assert wait(slurm_cluster, workdir, job_id).returncode == 0
     report = collbench("report", job_id, "--output-dir", str(workdir / "runs"), cwd=workdir, env=slurm_cluster.env())
-    assert re.search(r"straggler: rank 1 on n2: starts its measurements \d+\.\d ms after", report.stdout), report.stdout
-    assert "# slowest host: n2 " in report.stdout
+    assert re.search(r"slow at its own work: rank 1 on n2: \d+\.\d ms of its own between", report.stdout), report.stdout
+    assert "# slow host: n2: rank(s) 1 slow at their own work" in report.stdout
     logs = collbench("logs", job_id, "--rank", "1", "--output-dir", str(workdir / "runs"), cwd=workdir,
                      env=slurm_cluster.env())  # fmt: skip
     assert logs.stdout and all(line.startswith("    1 n2 ") for line in logs.stdout.splitlines())

@@ -71,12 +71,14 @@ def test_logs_filter_by_host_level_pattern_and_tail(workdir: Path) -> None:
     assert collbench("logs", str(run), "--rank", "1-", cwd=workdir).returncode == 2
 
 
-def test_a_slow_rank_is_named_a_straggler_by_report(workdir: Path) -> None:
-    run = collbench("run", "ranks=3", "faults.slow_rank=2", "faults.slow_ms=60", *SMALL, cwd=workdir).run_dir()
-    report = collbench("report", str(run), cwd=workdir)
+def test_a_rank_slow_at_its_own_work_is_named_by_report_and_wait(workdir: Path) -> None:
+    ran = collbench("run", "ranks=3", "faults.slow_rank=2", "faults.slow_ms=60", *SMALL, cwd=workdir)
+    assert re.search(r"^collbench: slow host: \S+: rank\(s\) 2 slow at their own work", ran.stderr, re.M), ran.stderr
+    report = collbench("report", str(ran.run_dir()), cwd=workdir)
     assert report.returncode == 0, report.stderr
-    assert re.search(r"straggler: rank 2 on vm: starts its measurements \d+\.\d ms after the first rank", report.stdout)
-    assert "straggler: rank 0" not in report.stdout and "straggler: rank 1" not in report.stdout
+    assert re.search(r"slow at its own work: rank 2 on \S+: \d+\.\d ms of its own between measurements", report.stdout)
+    assert "own work: rank 0" not in report.stdout and "own work: rank 1" not in report.stdout
+    assert "isolate" not in report.stdout + report.stderr, "a local run has no isolate command to offer"
 
 
 def test_report_plots_busbw_against_size(workdir: Path) -> None:
