@@ -5,7 +5,7 @@ memory (Launcher.facts) and writes nothing."""
 from __future__ import annotations
 
 from jobs.inspect.isolate import assess_isolate, record_isolate
-from jobs.inspect.report import assess, record_summary
+from jobs.inspect.report import assess, await_final_files, record_summary
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.run import Task
 from jobs.rundir.records.slurm import JobFacts
@@ -33,6 +33,8 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
         record_summary(run, outcome, job_over=job_over)
         if outcome.config.task == "isolate":
             record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+    else:
+        await_final_files(run)  # rank 0 may be writing them this moment: return once they are whole
     from jobs.history.hook import record_ended_run  # SQLAlchemy only where a run ends
 
     record_ended_run(run)

@@ -87,9 +87,7 @@ class SlurmLauncher(Launcher):
         """What wait kept, brought up to date with what Slurm says now (state, nodes, and while the job
         runs its nodes' health: one sinfo), in memory only."""
         facts = load_facts(run)
-        if facts.final:
-            return facts  # the end the first wait saw: nothing Slurm says now can change it
-        if state.info.phase != "unknown":
+        if state.info.phase != "unknown":  # Slurm's word now: a job the first wait saw FAILED may end NODE_FAIL
             facts.state = state.state
         facts.nodes = facts.nodes or state.nodes
         if state.info.phase == "running":
