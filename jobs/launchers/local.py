@@ -223,10 +223,16 @@ def _local_state(run: RunDir, alive: bool) -> RunState:
     job_id = str(_controller_pid(run) or "")
     if alive:
         return RunState(job_id, "RUNNING", "localhost")
+    return ended_state(run, job_id, "localhost")
+
+
+def ended_state(run: RunDir, job_id: str, nodes: str) -> RunState:
+    """A run whose ranks are gone, from their statuses: COMPLETED when every rank says ok, CANCELLED when
+    every one was stopped, FAILED otherwise (launchers that run the ranks as their own children)."""
     states = [s.state for s in read_statuses(run).values()]
     world = run.read_meta().world_size
     if states and len(states) == world and all(state == "ok" for state in states):
-        return RunState(job_id, "COMPLETED", "localhost")
+        return RunState(job_id, "COMPLETED", nodes)
     if states and all(state == "stopped" for state in states):
-        return RunState(job_id, "CANCELLED", "localhost")
-    return RunState(job_id, "FAILED", "localhost")
+        return RunState(job_id, "CANCELLED", nodes)
+    return RunState(job_id, "FAILED", nodes)
