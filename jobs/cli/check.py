@@ -39,6 +39,12 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     check.add_argument("--out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR")
     check.add_argument("--drain", action="store_true", help="print the scontrol drain lines (never run)")
     check.add_argument("--dry-run", action="store_true", help="print the srun command and the plan; run nothing")
+    check.add_argument(
+        "--node",
+        action="store_true",
+        help="this node alone, for a prolog or HealthCheckProgram: its local ranks over the loopback, within "
+        "check.local_budget_s, one line (OK/FAIL HOST: reason); no allocation needed",
+    )
     check.set_defaults(handler=cmd_check)
 
 
@@ -47,6 +53,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     loose = [word for word in args.words if "=" not in word]
     if loose:
         raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
+    if args.node:
+        from jobs.cli.check_node import check_node
+
+        return check_node(args.config, args.words)
     cfg = check_config(args.config, args.words)
     launcher = launcher_named(cfg.launcher)
     if args.dry_run:

@@ -16,6 +16,10 @@ def _default_sizes() -> list[int]:
     return [256 << 20]
 
 
+def _default_local_sizes() -> list[int]:
+    return [16 << 20]
+
+
 @dataclass(kw_only=True, slots=True)
 class CheckSettings:
     budget_s: float = 60.0
@@ -36,6 +40,12 @@ class CheckSettings:
     """The seed of the random pairs, so a check can be repeated."""
     local_ranks: int = 2
     """check --node: ranks on this one node (one per GPU on a GPU node)."""
+    local_sizes: list[int] = field(default_factory=_default_local_sizes, metadata={"parse": parse_size_list})
+    """check --node: message sizes of its all_reduce. 16 MiB takes well under a millisecond over NVLink and
+    a fraction of a second on the CPU: enough to find a GPU, a link or a driver that fails or hangs, not to
+    measure the node's peak (set check.local_min_busbw for a floor)."""
+    local_min_busbw: float = 0.0
+    """check --node: fail below this busbw in GB/s (the best over check.local_sizes); 0: not checked."""
     local_budget_s: float = 10.0
     """check --node: the most it may take, from start to its one line."""
 
@@ -62,6 +72,10 @@ class CheckSettings:
             found.append(f"check.tolerance: {self.tolerance:g} must be between 0 and 1 (0.15 = 15% under the level)")
         if self.expected_busbw < 0:
             found.append(f"check.expected_busbw: {self.expected_busbw:g} must be 0 (from the pairs) or positive GB/s")
+        if not self.local_sizes or any(size <= 0 for size in self.local_sizes):
+            found.append(f"check.local_sizes: {self.local_sizes} must be a list of positive sizes such as [16M]")
+        if self.local_min_busbw < 0:
+            found.append(f"check.local_min_busbw: {self.local_min_busbw:g} must be 0 (not checked) or positive GB/s")
         if self.local_ranks < 1:
             found.append(f"check.local_ranks: {self.local_ranks} must be >= 1")
         if self.local_budget_s <= 0:
