@@ -14,6 +14,9 @@ from jobs.launchers.local import stdio_redirected_to
 from jobs.launchers.registry import launcher_named
 
 CANCEL_WAIT_S = 15.0
+COLLECTIVE_SHARE = 0.3
+"""Of the budget, the longest wait for a peer: a hung rank is named by the one that gave up on it, seconds
+before the budget ends even when the interpreters took seconds to start."""
 END_WAIT_S = 1.5
 """Of the budget, what the verdict keeps for itself: the ranks are stopped this long before it ends."""
 EXIT_CANNOT_RUN = 4
@@ -40,7 +43,7 @@ def node_config(name: str | None, words: list[str]) -> Config:
             "bench.warmup_iters=1",
             "bench.min_iters=2",
             f"bench.time_budget_ms={min(500.0, settings.local_budget_s * 100 / len(settings.local_sizes)):.0f}",
-            f"timeouts.collective_s={max(1.0, settings.local_budget_s / 2):g}",
+            f"timeouts.collective_s={max(1.0, settings.local_budget_s * COLLECTIVE_SHARE):g}",
             *loopback,
         ],
     )
@@ -69,7 +72,8 @@ def check_node(name: str | None, words: list[str]) -> int:
 def _one_line(host: str, outcome: RunOutcome, cfg: Config, took: float, ran_out: bool) -> tuple[str, int]:
     ranks = f"{cfg.world_size} local rank(s)"
     if ran_out:
-        return f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s", 1
+        why = f": {outcome.problems[0]}" if outcome.problems else ""
+        return f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s{why}", 1
     if outcome.problems:
         return f"FAIL {host}: {outcome.problems[0]}", 1
     done = [row for row in outcome.rows if row.complete]
