@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.inspect.isolate import assess_isolate
+from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.check import CheckVerdict, check_verdict
 from jobs.rundir.layout import RunDir
@@ -16,6 +17,9 @@ from slurm.hostlist import collect_hostlist
 FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
 """What `write_files` leaves in a directory: three hostlists (one line each, empty when none) and one
 `HOST REASON` line per cordoned node."""
+
+SILENT_KINDS = ("stopped", "killed", "running")
+"""How a hung rank ends once srun tears its step down (or the check cancels it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +36,30 @@ def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
     stopped: dict[str, str] = {}
     for node in iso.stopped:
         stopped.setdefault(node.host, node.how)
+    if not stopped and outcome.postmortem is not None:
+        stopped = silent_nodes(list(outcome.postmortem.ends.values()))
     verdict = check_verdict(iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
     return CheckOutcome(run.run_id, verdict, finished, list(outcome.problems))
+
+
+def silent_nodes(ends: list[RankEnd]) -> dict[str, str]:
+    """Nodes whose ranks neither failed nor measured while the ranks of most other nodes gave up waiting on
+    a peer: hung, as far as the check can tell. The postmortem places a hang by the heartbeats, which a
+    hang before the first measurement (the rendezvous of a round) leaves all alike; srun then ends the
+    silent ranks itself, so they look stopped. Nothing when a rank failed on its own or died."""
+    if any(end.kind in ("own", "dead", "lost", "hung") for end in ends):
+        return {}
+    hosts = {end.host for end in ends}
+    noticed = {end.host for end in ends if end.kind == "peer"}
+    silent = {end.host: end for end in ends if end.kind in SILENT_KINDS and end.host not in noticed}
+    if not noticed or not silent or len(silent) * 2 >= len(hosts):
+        return {}
+    return {
+        host: f"rank {end.rank} hung: it neither failed nor answered while the other nodes' ranks gave up "
+        f"waiting for a peer (then {end.how})"
+        for host, end in sorted(silent.items())
+    }
 
 
 def hostlist(hosts: list[str]) -> str:

@@ -140,6 +140,19 @@ def test_a_node_whose_ranks_die_is_named_within_the_budget(allocation: dict[str,
     assert re.findall(r"^CORDONED (\S+):", stdout, re.M) == ["n5"], stdout
 
 
+def test_a_node_whose_ranks_hang_before_the_first_measurement_is_named(
+    allocation: dict[str, str], workdir: Path
+) -> None:
+    rank = HOSTS.index("n5")
+    result, took = check(allocation, workdir, f"faults.hang_rank={rank}")
+    print(f"check, n5's rank hung: {took:.1f} s to the verdict\n{result.stdout}")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert took < BUDGET_S, f"{took:.1f} s: the check outlived its {BUDGET_S:g} s budget"
+    assert re.findall(r"^CORDONED (\S+): its ranks stopped: rank (\d+) hung: ", result.stdout, re.M) == [
+        ("n5", str(rank))
+    ]
+
+
 def test_bad_input_and_a_refused_step_are_told_apart_from_a_failed_node(
     allocation: dict[str, str], slurm_cluster: SlurmCluster, workdir: Path
 ) -> None:
