@@ -57,12 +57,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         from jobs.cli.check_node import check_node
 
         return check_node(args.config, args.words)
-    cfg = check_config(args.config, args.words)
+    cfg, source = check_config(args.config, args.words)
     launcher = launcher_named(cfg.launcher)
     if args.dry_run:
         print(launcher.dry_run(cfg), end="")
         print("\n".join(plan_lines(cfg)))
         return 0
+    if source:
+        print(f"# expected level of a pair: {cfg.isolate.expected_busbw:.3g} GB/s, {source}", flush=True)
     launcher.check_can_start(cfg)
     from jobs.launchers.step import StepRefused
 
@@ -77,9 +79,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return _report(check, run, args, cfg, time.monotonic() - started, ran_out)
 
 
-def check_config(name: str | None, words: list[str]) -> Config:
-    """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, and the
-    bounds the budget sets (each measurement's length, each collective's time-out)."""
+def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
+    """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, the
+    expected level (and where it comes from: '' for the pairs' median), and the bounds the budget sets
+    (each measurement's length, each collective's time-out)."""
     base = load_config(name, [*words, "launcher=slurm-step"])
     try:
         allocation = current_allocation(os.environ)
@@ -96,7 +99,8 @@ def check_config(name: str | None, words: list[str]) -> Config:
     rounds = len(check_plan(nodes, settings.pair_rounds, 0))
     limits = bounds(settings.budget_s, rounds, len(settings.sizes))
     sizes = ",".join(str(size) for size in settings.sizes)
-    return load_config(
+    expected, source = expected_level(base)
+    cfg = load_config(
         name,
         [
             *words,
@@ -108,7 +112,7 @@ def check_config(name: str | None, words: list[str]) -> Config:
             f"isolate.rounds={settings.pair_rounds}",
             f"isolate.seed={seed_for(allocation.job_id, settings.seed)}",
             f"isolate.tolerance={settings.tolerance}",
-            f"isolate.expected_busbw={settings.expected_busbw}",
+            f"isolate.expected_busbw={expected}",
             f"bench.time_budget_ms={limits.measure_ms:.0f}",
             "bench.warmup_iters=1",
             "bench.min_iters=2",
@@ -116,6 +120,20 @@ def check_config(name: str | None, words: list[str]) -> Config:
             f"timeouts.job_min={max(JOB_MIN_FLOOR, settings.budget_s / 60):g}",
         ],
     )
+    return cfg, source
+
+
+def expected_level(cfg: Config) -> tuple[float, str]:
+    """check.expected_busbw, else the results history's healthy pair (check.from_history), else 0: the
+    pairs' own median."""
+    if cfg.check.expected_busbw:
+        return cfg.check.expected_busbw, "check.expected_busbw"
+    if not cfg.check.from_history:
+        return 0.0, ""
+    from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
+
+    cluster = cfg.history.cluster or os.environ.get("SLURM_CLUSTER_NAME") or "local"
+    return expected_pair_busbw(cfg, cluster) or (0.0, "")
 
 
 def plan_lines(cfg: Config) -> list[str]:

@@ -35,7 +35,11 @@ class CheckSettings:
     tolerance: float = DEFAULT_TOLERANCE
     """A measurement is slow below (1 - tolerance) x the healthy level."""
     expected_busbw: float = 0.0
-    """The healthy level of a pair in GB/s; 0: the median of the nodes' medians over the pairs measured."""
+    """The healthy level of a pair in GB/s; 0: from the results history (check.from_history), else the
+    median of the nodes' medians over the pairs measured."""
+    from_history: bool = True
+    """With check.expected_busbw 0: the level is the median of the last healthy 2-node runs of all_reduce at
+    check.sizes on this cluster in the results history (history.url), when it holds at least 3."""
     seed: int = 0
     """The seed of the random pairs, so a check can be repeated."""
     local_ranks: int = 2
