@@ -24,6 +24,9 @@ EXIT_CANNOT_RUN = 4
 unchecked with no node to blame): no node is to be drained for it."""
 CANCEL_WAIT_S = 15.0
 JOB_MIN_FLOOR = 1.0
+STEP = ("launcher=slurm-step", "ranks=null")
+"""Whatever the config's launcher: a step of the allocation, its world nodes x slurm.tasks_per_node (the
+local configs set ranks)."""
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,7 +86,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
     """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, the
     expected level (and where it comes from: '' for the pairs' median), and the bounds the budget sets
     (each measurement's length, each collective's time-out)."""
-    base = load_config(name, [*words, "launcher=slurm-step"])
+    base = load_config(name, [*words, *STEP])
     try:
         allocation = current_allocation(os.environ)
         hosts = step_hosts(allocation, base.slurm)
@@ -104,7 +107,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
         name,
         [
             *words,
-            "launcher=slurm-step",
+            *STEP,
             "task=isolate",
             f"nodes={nodes}",
             "isolate.mode=check",
