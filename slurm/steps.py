@@ -13,9 +13,14 @@ from dataclasses import dataclass
 
 from slurm.hostlist import BadHostlist, expand_hostlist
 from slurm.settings import SlurmSettings
+from slurm.submission import SubmissionFailed
 
 QUERY_TIMEOUT_S = 20.0
 _LAUNCHING = re.compile(r"launching StepId=(?P<step>\d+(?:_\d+)?\.\d+)")
+
+
+class StepRefused(SubmissionFailed):
+    """srun did not start the step (a node outside the allocation, resources busy, ...): srun's words."""
 
 
 class NotInAllocation(ValueError):

@@ -17,7 +17,7 @@ from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_named
 from jobs.rundir.layout import RunDir
-from slurm.steps import NotInAllocation, current_allocation, step_hosts
+from slurm.steps import NotInAllocation, StepRefused, current_allocation, step_hosts
 
 EXIT_CANNOT_RUN = 4
 """The check itself could not run or settle (srun refused the step, nothing was measured, nodes were left
@@ -59,7 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.node:
         from jobs.cli.check_node import check_node
 
-        return check_node(args.config, args.words)
+        return check_node(args.config, args.words, args.dry_run)
     cfg, source = check_config(args.config, args.words)
     launcher = launcher_named(cfg.launcher)
     if args.dry_run:
@@ -69,8 +69,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if source:
         print(f"# expected level of a pair: {cfg.isolate.expected_busbw:.3g} GB/s, {source}", flush=True)
     launcher.check_can_start(cfg)
-    from jobs.launchers.step import StepRefused
-
     try:
         run = launcher.start(cfg).run
     except StepRefused as error:

@@ -49,11 +49,14 @@ def node_config(name: str | None, words: list[str]) -> Config:
     )
 
 
-def check_node(name: str | None, words: list[str]) -> int:
+def check_node(name: str | None, words: list[str], dry_run: bool = False) -> int:
     started = time.monotonic()
     host = socket.gethostname()
     cfg = node_config(name, words)
     launcher = launcher_named("local")
+    if dry_run:
+        print(launcher.dry_run(cfg), end="")
+        return 0
     launcher.check_can_start(cfg)
     run = launcher.start(cfg).run
     left = cfg.check.local_budget_s - END_WAIT_S - (time.monotonic() - started)

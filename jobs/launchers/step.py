@@ -28,6 +28,7 @@ from slurm.rendezvous import PORT_BASE, PORT_SPAN
 from slurm.steps import (
     Allocation,
     NotInAllocation,
+    StepRefused,
     cancel_step,
     command_text,
     current_allocation,
@@ -36,16 +37,12 @@ from slurm.steps import (
     step_id_of,
     step_running,
 )
-from slurm.submission import SlurmUnavailable, SubmissionFailed
+from slurm.submission import SlurmUnavailable
 
 POLL_S = 0.2
 STEP_START_S = 60.0
 """How long srun may take to say its step id before the start counts as refused."""
 CANCEL_WAIT_S = 15.0
-
-
-class StepRefused(SubmissionFailed):
-    """srun did not start the step (a node outside the allocation, resources busy, ...): srun's words."""
 
 
 def allocation_or_refuse() -> Allocation:
