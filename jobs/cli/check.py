@@ -84,11 +84,15 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
     """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, the
     expected level (and where it comes from: '' for the pairs' median), and the bounds the budget sets
     (each measurement's length, each collective's time-out)."""
-    base = load_config(name, [*words, *STEP])
     try:
         allocation = current_allocation(os.environ)
+    except NotInAllocation as error:
+        raise ConfigError(str(error)) from None
+    # as many nodes as the allocation holds until its subset is known: fault ranks are checked against those
+    base = load_config(name, [f"nodes={len(allocation.hosts)}", *words, *STEP])
+    try:
         hosts = step_hosts(allocation, base.slurm)
-    except (NotInAllocation, ValueError) as error:
+    except ValueError as error:
         raise ConfigError(str(error)) from None
     nodes = base.nodes if any(word.startswith("nodes=") for word in words) else len(hosts)
     if nodes < 2:

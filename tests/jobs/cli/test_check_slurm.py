@@ -24,8 +24,8 @@ from tests.jobs.launchers.test_submit_slurm import statuses
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
 PARTITION = "wide"
-NODES = "n[4-6]"
-HOSTS = ("n4", "n5", "n6")
+NODES = "n[3-6]"
+HOSTS = ("n3", "n4", "n5", "n6")
 BUDGET_S = 25.0
 CHECK = [
     "--config",
