@@ -118,8 +118,8 @@ class StepLauncher(Launcher):
             while self._alive(run) and (deadline is None or time.monotonic() < deadline):
                 time.sleep(POLL_S)
             state = self._state(run)
-            if state.info.final and not run.summary_file.exists():
-                write_final_files(run, job_over=True)
+            if state.info.final and (run in self.steps or not run.summary_file.exists()):
+                write_final_files(run, job_over=True)  # isolate.json and the history record too
             results.append(WaitResult(state=state, ranks_ended=state.info.final))
         return results
 

@@ -99,6 +99,9 @@ def test_a_healthy_allocation_is_vetted_within_the_budget_from_an_salloc_shell(
     run = Path(re.search(r"^# files: (\S+)/check,", proc.stdout, re.M).group(1))  # type: ignore[union-attr]
     meta = json.loads((run / "run.json").read_text())
     assert meta["launcher"] == "slurm-step" and re.fullmatch(r"\d+\.\d+", meta["job_id"]), "a step: JOB.STEP"
+    assert (run / "isolate.json").is_file() and (run / "summary.json").is_file(), "the final files, as any run"
+    listed = collbench("history", "list", "--format", "json", cwd=workdir, env=slurm_cluster.env())
+    assert run.name in listed.stdout, "recorded in the results history, as any run"
     rounds = [line for line in (run / "isolate" / "rounds.jsonl").read_text().splitlines() if line]
     assert len(rounds) == plan_cost(len(HOSTS), 2).rounds, "the whole allocation, then the pairs"
 
