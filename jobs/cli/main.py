@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
     logs.set_defaults(handler=_cmd_logs)
 
+    from jobs.cli.check import add_command as add_check_command
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_command as add_history_command
@@ -84,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_commands(commands)
     add_command(commands)
+    add_check_command(commands)
     add_history_command(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)

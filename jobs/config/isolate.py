@@ -8,7 +8,7 @@ from typing import Literal
 from collectives.layout import OpName
 from collectives.settings import BenchSettings, parse_size_list
 
-IsolateMode = Literal["auto", "pairs", "bisect", "random"]
+IsolateMode = Literal["auto", "pairs", "bisect", "random", "check"]
 
 PAIRS_MAX_NODES = 64
 """auto runs pairs up to this many nodes: N-1 rounds, each a communicator set-up (about 1-3 s with NCCL)
@@ -34,7 +34,8 @@ class IsolateSettings:
     mode: IsolateMode = "auto"
     """pairs: every pair of nodes once (circle method, N-1 rounds); bisect: all nodes, then halves, recursing
     into the short ones (about log2 N rounds for one bad node); random: isolate.rounds random perfect
-    matchings from isolate.seed; auto: pairs up to isolate.pairs_max_nodes nodes, random beyond."""
+    matchings from isolate.seed; auto: pairs up to isolate.pairs_max_nodes nodes, random beyond; check: what
+    collbench check runs (the whole allocation, then isolate.rounds rounds of random pairs, see check.*)."""
     pairs_max_nodes: int = PAIRS_MAX_NODES
     """The most nodes auto tests pair by pair."""
     op: OpName = "all_reduce"

@@ -13,6 +13,7 @@ from omegaconf.errors import OmegaConfBaseException
 from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supported
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
+from jobs.config.check import CheckSettings
 from jobs.config.fabric import FabricSettings
 from jobs.config.history import HistorySettings
 from jobs.config.isolate import IsolateSettings
@@ -65,8 +66,9 @@ class Faults:
 class Config:
     task: Literal["sweep", "isolate"] = "sweep"
     """What every rank runs: the bench sweep over all ranks, or collbench isolate's rounds of node groups."""
-    launcher: Literal["local", "slurm"] = "local"
-    """Run the ranks on this machine (local) or as a Slurm job (slurm)."""
+    launcher: Literal["local", "slurm", "slurm-step"] = "local"
+    """Run the ranks on this machine (local), as a Slurm job (slurm), or as srun job steps inside the
+    allocation this process already holds (slurm-step: salloc, a batch script; collbench check)."""
     ranks: int | None = None
     """World size of a local run (default 1). Under Slurm leave unset: nodes x tasks per node."""
     nodes: int = 1
@@ -86,11 +88,17 @@ class Config:
     faults: Faults = field(default_factory=Faults)
     fabric: FabricSettings = field(default_factory=FabricSettings)
     isolate: IsolateSettings = field(default_factory=IsolateSettings)
+    check: CheckSettings = field(default_factory=CheckSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
 
     @property
+    def on_slurm(self) -> bool:
+        """The ranks run on Slurm's nodes, as a job of their own or as steps of an allocation."""
+        return self.launcher in ("slurm", "slurm-step")
+
+    @property
     def world_size(self) -> int:
-        if self.launcher == "slurm":
+        if self.on_slurm:
             return self.nodes * self.slurm.resolved_tasks_per_node()
         return self.ranks if self.ranks is not None else 1
 
@@ -102,6 +110,7 @@ def validate(cfg: Config) -> None:
     """Cross-field checks the types alone cannot express; raises ConfigError on the first problem."""
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
     problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
+    problems += cfg.check.problems()
     if problems:
         raise ConfigError(problems[0])
 
@@ -114,7 +123,7 @@ def _world_problems(cfg: Config) -> list[str]:
         found.append(f"nodes: {cfg.nodes} must be >= 1")
     if cfg.launcher == "local" and cfg.nodes != 1:
         found.append(f"nodes: {cfg.nodes} needs launcher=slurm; the local launcher runs on one node")
-    if cfg.launcher == "slurm" and cfg.ranks is not None and cfg.ranks != cfg.world_size:
+    if cfg.on_slurm and cfg.ranks is not None and cfg.ranks != cfg.world_size:
         found.append(
             f"ranks: {cfg.ranks} does not match nodes x slurm.tasks_per_node = {cfg.world_size}; "
             "under Slurm leave ranks unset"
@@ -127,8 +136,11 @@ def _world_problems(cfg: Config) -> list[str]:
 def _isolate_problems(cfg: Config) -> list[str]:
     if cfg.task != "isolate":
         return []
-    if cfg.launcher != "slurm":
-        return [f"task: isolate needs launcher=slurm (it measures nodes against each other); got {cfg.launcher!r}"]
+    if not cfg.on_slurm:
+        return [
+            "task: isolate needs launcher=slurm or slurm-step (it measures nodes against each other); "
+            f"got {cfg.launcher!r}"
+        ]
     found = cfg.isolate.problems(cfg.nodes)
     if found:
         return found

@@ -1,7 +1,7 @@
 """The launchers' two calls into the history: checked before a run starts (a history that cannot be used
 is bad input, exit 2, before anything is submitted), and the run recorded when it ends (a history that
 cannot be reached then costs one line: the run has ended and its results are on disk; `collbench history
-ingest` catches up)."""
+ingest` catches up). And collbench check's one question: what a healthy pair of nodes reaches here."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from jobs.config.model import Config
 from jobs.history.database import HistoryError, first_line, open_history
 from jobs.history.gather import NotEnded
 from jobs.history.ingest import record_run
+from jobs.history.queries import pair_level
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
@@ -51,3 +52,27 @@ def record_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
         return False
     finally:
         history.close()
+
+
+def expected_pair_busbw(cfg: Config, cluster: str, say: Callable[[str], None] = _stderr) -> tuple[float, str] | None:
+    """collbench check's expected level from the history: (GB/s, where it comes from), or None when the
+    history holds too few healthy 2-node runs at check.sizes or cannot be read (one line said)."""
+    try:
+        history = open_history(cfg.history.url)
+    except HistoryError as error:
+        say(f"history: no expected level for the check ({error}); the pairs are judged against their median")
+        return None
+    try:
+        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes)
+    except SQLAlchemyError as error:
+        say(f"history {history.where}: no expected level for the check ({first_line(error)})")
+        return None
+    finally:
+        history.close()
+    if found is None:
+        return None
+    size, level = found
+    return level.median, (
+        f"the median of the last {len(level.runs)} healthy 2-node {cfg.isolate.op} runs at {size} B on "
+        f"{cluster} in the history"
+    )

@@ -4,6 +4,7 @@ Every view is a list of plain rows (dicts), rendered by the CLI as a table, JSON
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +89,18 @@ def baseline(points: list[Row], figure: str = "busbw", k: int = BASELINE_RUNS) -
     values = [float(p[figure]) for p in healthy]
     median = statistics.median(values)
     return Baseline(median, statistics.median(abs(v - median) for v in values), [p["run_id"] for p in healthy])
+
+
+def pair_level(history: History, cluster: str, op: str, sizes: Sequence[int]) -> tuple[int, Baseline] | None:
+    """A healthy pair of nodes on `cluster`: the baseline of the last healthy 2-node runs of `op`, at the size
+    of `sizes` where it is highest (collbench check's figure is its best over its sizes); None with too
+    little history at every size."""
+    found = []
+    for size in sizes:
+        level = baseline(trend(history, op, size, Filters(cluster=cluster, nodes=2)))
+        if level is not None:
+            found.append((size, level))
+    return max(found, key=lambda pair: pair[1].median, default=None)
 
 
 def node_record(history: History, host: str) -> list[Row]:

@@ -14,9 +14,10 @@ import msgspec
 
 from jobs.inspect.report import READ_ONLY, RunOutcome
 from jobs.isolate.bisect import Bisect
+from jobs.isolate.check import WHOLE_ROUND
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds, group_figures, replay
-from jobs.isolate.verdict import Verdict, bisect_verdict, drain_command, exclude_override, judge
+from jobs.isolate.verdict import Measured, Verdict, bisect_verdict, drain_command, exclude_override, judge
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
 from jobs.rundir.records.isolate import (
@@ -84,7 +85,7 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     if rounds.measured and isinstance(rounds.planner, Bisect):
         verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
     elif rounds.measured:
-        verdict = judge(rounds.measured, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
+        verdict = judge(_judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw)
     stopped = []
     if outcome.postmortem is not None:
         for end in sorted(outcome.postmortem.ends.values(), key=lambda e: e.rank):
@@ -92,6 +93,14 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
                 stopped.append(StoppedNode(end.host, f"rank {end.rank} {end.state}: {end.how}"))
     seconds = _round_seconds(run)
     return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended)
+
+
+def _judged(rounds: Rounds) -> list[Measured]:
+    """What the verdict weighs: every group, but for collbench check only its pairs (its whole-allocation
+    round holds every node, and would count a bad node's slowness against every other)."""
+    if rounds.mode != "check":
+        return rounds.measured
+    return [m for m in rounds.measured if m.round != WHOLE_ROUND] or rounds.measured
 
 
 def _hosts(run: RunDir, outcome: RunOutcome) -> list[str]:

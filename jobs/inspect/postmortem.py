@@ -89,7 +89,8 @@ class Postmortem:
 
 def batch_stderr(run: RunDir, job_id: str) -> Iterable[str]:
     """The batch script's stderr, where srun and slurmstepd write (submitit's <job>_0_log.err)."""
-    path = run.submitit_dir / f"{job_id}_0_log.err"
+    step = run.read_meta().launcher is Launcher.SLURM_STEP
+    path = run.step_stderr if step else run.submitit_dir / f"{job_id}_0_log.err"
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             yield from handle
@@ -101,7 +102,7 @@ def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int, facts
     """Each rank's end and the failure's cause, from the run directory alone. The heartbeats are read
     only when they can change the verdict: when a rank lost a peer and a hung rank is to be found."""
     meta = run.read_meta()
-    slurm = meta.launcher is Launcher.SLURM
+    slurm = meta.launcher in (Launcher.SLURM, Launcher.SLURM_STEP)
     steps = read_step_messages(batch_stderr(run, meta.job_id)) if slurm and meta.job_id else None
     if facts is None:  # the launcher's facts in memory (jobs.launchers: status, report), else slurm.json
         facts = JobFacts.read(run) if slurm else JobFacts()

@@ -15,6 +15,7 @@ from typing import Protocol
 from collectives.results import SummaryRow
 from jobs.config.isolate import IsolateSettings
 from jobs.isolate.bisect import Bisect
+from jobs.isolate.check import check_plan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import Measured
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
@@ -50,6 +51,8 @@ def planner_for(settings: IsolateSettings, n: int) -> Planner:
     mode = settings.resolved_mode(n)
     if mode == "bisect":
         return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
+    if mode == "check":
+        return FixedPlan(check_plan(n, settings.rounds, settings.seed))
     if mode == "random":
         return FixedPlan(random_plan(n, settings.rounds, settings.seed))
     return FixedPlan(pairs_plan(n))

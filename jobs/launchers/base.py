@@ -3,19 +3,19 @@
 A launcher builds a request apart from starting it (so a dry run prints exactly what would run), starts
 it, describes many runs in one call, waits for them, cancels one, and says where its logs are.
 
-The next launcher fits without touching the CLI. Running the ranks as `srun` job steps inside an
-allocation the user already holds (`salloc`, or a batch script calling `collbench run`) would be a
-`StepLauncher` with name "slurm-step", registered in jobs.launchers.registry:
+A new launcher fits without touching the CLI, as the step launcher did (jobs.launchers.step,
+"slurm-step", registered in jobs.launchers.registry): the ranks as one `srun` job step inside an
+allocation the user already holds (`salloc`, a batch script calling `collbench check` or `run`):
 
-- `build_request`: the `srun --nodes=N --ntasks-per-node=T --kill-on-bad-exit=1 ... python -m
-  submitit.core._submit FOLDER` command line (the same RankEntry pickled into FOLDER), its text the
-  exact command; `check_can_start` checks SLURM_JOB_ID is set and the allocation holds `nodes` nodes;
-- `start`: the run directory, then `srun` as a child process (a job step, id JOBID.STEP); `detached`
-  is False, like the local launcher, since the step ends with this process;
-- `describe`: one `squeue --steps` (or `sacct -j JOBID.STEP`) call for every step, mapped onto the
-  same StateInfo table (slurm.states);
-- `wait`: the local launcher's loop over the child process, with the Slurm watcher's node checks;
-  `cancel`: `scancel JOBID.STEP`; `log_locations`: the ranks' logs and srun's stderr file.
+- `build_request`: the `srun -v --nodes=N --ntasks-per-node=T --nodelist=... --kill-on-bad-exit=1 ...
+  python -m submitit.core._submit FOLDER` command line (the same RankEntry pickled into FOLDER), its text
+  the exact command; `check_can_start` checks SLURM_JOB_ID is set and the allocation offers `nodes` nodes;
+- `start`: the run directory, then `srun` as a child process (a job step, id JOBID.STEP, read from srun
+  -v's own words); `detached` is False, like the local launcher, since the step ends with this process;
+- `describe`: the child process while it lives (`squeue --steps` for a step started elsewhere), then the
+  ranks' statuses, as the local launcher;
+- `wait`: a loop over the child process, up to the timeout; `cancel`: `scancel JOBID.STEP` (the step,
+  never the allocation); `log_locations`: the ranks' logs and srun's stderr file.
 """
 
 from __future__ import annotations

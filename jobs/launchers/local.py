@@ -64,7 +64,7 @@ def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submi
     master_addr, master_port = "127.0.0.1", cfg.rendezvous.master_port or free_port()
     # submitit's controller inherits our stdout/stderr; on cancel it dies of KeyboardInterrupt with a
     # traceback that belongs in the run directory, not on the user's terminal.
-    with _stdio_redirected_to(run.submitit_dir / "controller.log"):
+    with stdio_redirected_to(run.submitit_dir / "controller.log"):
         job = executor.submit(
             RankEntry(config=config_plain, run_dir=str(run.path), local_rendezvous=(master_addr, master_port))
         )
@@ -73,7 +73,7 @@ def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submi
 
 
 @contextlib.contextmanager
-def _stdio_redirected_to(path: Path) -> Iterator[None]:
+def stdio_redirected_to(path: Path) -> Iterator[None]:
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -89,12 +89,14 @@ def _stdio_redirected_to(path: Path) -> Iterator[None]:
             os.close(fd)
 
 
-def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO = sys.stderr) -> None:
-    """Wait for a local run, echoing rank 0's log; the first failed rank ends the others at once,
-    as srun --kill-on-bad-exit does, so nobody waits for a peer that is gone."""
+def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO | None = None, deadline: float | None = None) -> None:
+    """Wait for a local run (until `deadline`, time.monotonic(), when given), echoing rank 0's log to `echo`
+    (stderr by default); the first failed rank ends the others at once, as srun --kill-on-bad-exit does,
+    so nobody waits for a peer that is gone."""
+    echo = echo or sys.stderr
     follower = LogFollower(run.rank_log(0))
     try:
-        while not job.done():
+        while not job.done() and (deadline is None or time.monotonic() < deadline):
             follower.pump(echo)
             if any(s.state == "failed" for s in read_statuses(run).values()):
                 _cancel_and_wait(job)
@@ -170,7 +172,13 @@ class LocalLauncher(Launcher):
         return Started(run, job_id, (f"{cfg.world_size} local ranks, run directory {run.path}",))
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
-        return [_local_state(run, _controller_alive(run)) for run in runs]
+        return [_local_state(run, self._alive(run)) for run in runs]
+
+    def _alive(self, run: RunDir) -> bool:
+        """Its controller runs: for a run started here, submitit's word (an ended child lingers as a zombie
+        until reaped, and a zombie still answers kill 0)."""
+        job = self.jobs.get(run)
+        return not job.done() if job is not None else _controller_alive(run)
 
     def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -178,11 +186,11 @@ class LocalLauncher(Launcher):
         for run in runs:
             job = self.jobs.get(run)
             if job is not None:
-                watch_local(job, run)
+                watch_local(job, run, deadline=deadline)
             else:
                 while _controller_alive(run) and (deadline is None or time.monotonic() < deadline):
                     time.sleep(POLL_S)
-            state = _local_state(run, alive=job is None and _controller_alive(run))
+            state = _local_state(run, alive=self._alive(run))
             if state.info.final and (job is not None or not run.summary_file.exists()):
                 write_final_files(run, job_over=True)
             results.append(WaitResult(state=state, ranks_ended=state.info.final))
@@ -223,10 +231,16 @@ def _local_state(run: RunDir, alive: bool) -> RunState:
     job_id = str(_controller_pid(run) or "")
     if alive:
         return RunState(job_id, "RUNNING", "localhost")
+    return ended_state(run, job_id, "localhost")
+
+
+def ended_state(run: RunDir, job_id: str, nodes: str) -> RunState:
+    """A run whose ranks are gone, from their statuses: COMPLETED when every rank says ok, CANCELLED when
+    every one was stopped, FAILED otherwise (launchers that run the ranks as their own children)."""
     states = [s.state for s in read_statuses(run).values()]
     world = run.read_meta().world_size
     if states and len(states) == world and all(state == "ok" for state in states):
-        return RunState(job_id, "COMPLETED", "localhost")
+        return RunState(job_id, "COMPLETED", nodes)
     if states and all(state == "stopped" for state in states):
-        return RunState(job_id, "CANCELLED", "localhost")
-    return RunState(job_id, "FAILED", "localhost")
+        return RunState(job_id, "CANCELLED", nodes)
+    return RunState(job_id, "FAILED", nodes)

@@ -21,7 +21,13 @@ def _slurm() -> Launcher:
     return SlurmLauncher()
 
 
-LAUNCHERS: dict[str, Callable[[], Launcher]] = {"local": _local, "slurm": _slurm}
+def _step() -> Launcher:
+    from jobs.launchers.step import StepLauncher
+
+    return StepLauncher()
+
+
+LAUNCHERS: dict[str, Callable[[], Launcher]] = {"local": _local, "slurm": _slurm, "slurm-step": _step}
 """Name -> a new instance (imported on first use: the local launcher needs no Slurm, and the other way round)."""
 
 

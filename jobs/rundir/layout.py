@@ -67,6 +67,11 @@ class RunDir:
         return self.path / "submitit"
 
     @property
+    def step_stderr(self) -> Path:
+        """srun's stderr for a run started as a job step (launcher slurm-step): its step id, its tasks' ends."""
+        return self.submitit_dir / "srun.err"
+
+    @property
     def slurm_file(self) -> Path:
         """What Slurm last said of the job (state, nodes down or silent), kept by wait and status."""
         return self.path / "slurm.json"

@@ -153,7 +153,7 @@ def add_run(families: _Families, run: RunDir, cluster: str | None, config_name: 
     group = [cluster or default_cluster(run), config_name or default_config_name(outcome)]
     add = families.add
     meta = run.read_meta()
-    job_id = meta.job_id if meta.launcher == "slurm" else ""  # a local run's job id is a pid
+    job_id = meta.job_id if meta.launcher in ("slurm", "slurm-step") else ""  # a local run's job id is a pid
     add(
         "run_info",
         "The run behind this cluster and config's figures: its id, Slurm job id, launcher, backend and task.",

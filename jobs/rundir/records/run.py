@@ -13,6 +13,8 @@ class Launcher(Word):
 
     LOCAL = "local"
     SLURM = "slurm"
+    SLURM_STEP = "slurm-step"
+    """srun job steps inside an allocation already held (collbench check)."""
 
 
 class Task(Word):

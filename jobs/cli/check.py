@@ -1,0 +1,186 @@
+"""The `collbench check` command: a preflight inside the allocation a job already holds. The whole
+allocation at once, then random pairs, as one srun step (launcher slurm-step), within a wall-time budget;
+the verdict as vetted and cordoned hostlists, printed and written where a batch script reads them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from jobs.config.model import Config, ConfigError, load_config
+from jobs.inspect.check import CheckOutcome, assess_check, drain_lines, verdict_lines, write_files
+from jobs.inspect.report import assess
+from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
+from jobs.launchers.base import Launcher
+from jobs.launchers.registry import launcher_named
+from jobs.rundir.layout import RunDir
+from slurm.steps import NotInAllocation, StepRefused, current_allocation, step_hosts
+
+EXIT_CANNOT_RUN = 4
+"""The check itself could not run or settle (srun refused the step, nothing was measured, nodes were left
+unchecked with no node to blame): no node is to be drained for it."""
+CANCEL_WAIT_S = 15.0
+JOB_MIN_FLOOR = 1.0
+STEP = ("launcher=slurm-step", "ranks=null")
+"""Whatever the config's launcher: a step of the allocation, its world nodes x slurm.tasks_per_node (the
+local configs set ranks)."""
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
+        "check",
+        help="preflight inside the allocation you hold (salloc, a batch script): the whole allocation, then "
+        "random pairs, within check.budget_s; prints and writes the vetted and cordoned nodes",
+        description="Exit status: 0 every node vetted, 1 a node cordoned, 2 bad input (or not inside an "
+        f"allocation), 3 Slurm unavailable, {EXIT_CANNOT_RUN} the check could not run or settle (do not drain).",
+    )
+    check.add_argument("words", nargs="*", metavar="KEY=VALUE")
+    check.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a config (name or path)")
+    check.add_argument("--out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR")
+    check.add_argument("--drain", action="store_true", help="print the scontrol drain lines (never run)")
+    check.add_argument("--dry-run", action="store_true", help="print the srun command and the plan; run nothing")
+    check.add_argument(
+        "--node",
+        action="store_true",
+        help="this node alone, for a prolog or HealthCheckProgram: its local ranks over the loopback, within "
+        "check.local_budget_s, one line (OK/FAIL HOST: reason); no allocation needed",
+    )
+    check.set_defaults(handler=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    loose = [word for word in args.words if "=" not in word]
+    if loose:
+        raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
+    if args.node:
+        from jobs.cli.check_node import check_node
+
+        return check_node(args.config, args.words, args.dry_run)
+    cfg, source = check_config(args.config, args.words)
+    launcher = launcher_named(cfg.launcher)
+    if args.dry_run:
+        print(launcher.dry_run(cfg), end="")
+        print("\n".join(plan_lines(cfg)))
+        return 0
+    if source:
+        print(f"# expected level of a pair: {cfg.isolate.expected_busbw:.3g} GB/s, {source}", flush=True)
+    launcher.check_can_start(cfg)
+    try:
+        run = launcher.start(cfg).run
+    except StepRefused as error:
+        print(f"collbench: check could not run: {error}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    deadline_s = bounds(cfg.check.budget_s, len(check_plan(cfg.nodes, cfg.isolate.rounds, 0)), 1).deadline_s
+    ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
+    check = assess_check(run, assess(run))
+    return _report(check, run, args, cfg, time.monotonic() - started, ran_out)
+
+
+def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
+    """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, the
+    expected level (and where it comes from: '' for the pairs' median), and the bounds the budget sets
+    (each measurement's length, each collective's time-out)."""
+    try:
+        allocation = current_allocation(os.environ)
+    except NotInAllocation as error:
+        raise ConfigError(str(error)) from None
+    # as many nodes as the allocation holds until its subset is known: fault ranks are checked against those
+    base = load_config(name, [f"nodes={len(allocation.hosts)}", *words, *STEP])
+    try:
+        hosts = step_hosts(allocation, base.slurm)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    nodes = base.nodes if any(word.startswith("nodes=") for word in words) else len(hosts)
+    if nodes < 2:
+        raise ConfigError(
+            f"check: allocation {allocation.job_id} offers {nodes} node(s) to check; a check needs 2 or more "
+            "(collbench check --node checks one node on its own)"
+        )
+    settings = base.check
+    rounds = len(check_plan(nodes, settings.pair_rounds, 0))
+    limits = bounds(settings.budget_s, rounds, len(settings.sizes))
+    sizes = ",".join(str(size) for size in settings.sizes)
+    expected, source = expected_level(base)
+    cfg = load_config(
+        name,
+        [
+            *words,
+            *STEP,
+            "task=isolate",
+            f"nodes={nodes}",
+            "isolate.mode=check",
+            f"isolate.sizes=[{sizes}]",
+            f"isolate.rounds={settings.pair_rounds}",
+            f"isolate.seed={seed_for(allocation.job_id, settings.seed)}",
+            f"isolate.tolerance={settings.tolerance}",
+            f"isolate.expected_busbw={expected}",
+            f"bench.time_budget_ms={limits.measure_ms:.0f}",
+            "bench.warmup_iters=1",
+            "bench.min_iters=2",
+            f"timeouts.collective_s={limits.collective_s:g}",
+            f"timeouts.job_min={max(JOB_MIN_FLOOR, settings.budget_s / 60):g}",
+        ],
+    )
+    return cfg, source
+
+
+def expected_level(cfg: Config) -> tuple[float, str]:
+    """check.expected_busbw, else the results history's healthy pair (check.from_history), else 0: the
+    pairs' own median."""
+    if cfg.check.expected_busbw:
+        return cfg.check.expected_busbw, "check.expected_busbw"
+    if not cfg.check.from_history:
+        return 0.0, ""
+    from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
+
+    cluster = cfg.history.cluster or os.environ.get("SLURM_CLUSTER_NAME") or "local"
+    return expected_pair_busbw(cfg, cluster) or (0.0, "")
+
+
+def plan_lines(cfg: Config) -> list[str]:
+    cost = plan_cost(cfg.nodes, cfg.isolate.rounds)
+    plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed)
+    limits = bounds(cfg.check.budget_s, cost.rounds, len(cfg.check.sizes))
+    out = [
+        f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s); each "
+        f"{limits.measure_ms:.0f} ms, a collective times out after {limits.collective_s:g} s, the step is "
+        f"cancelled at {limits.deadline_s:.0f} s of the {cfg.check.budget_s:g} s budget"
+    ]
+    for number, groups in enumerate(plan, start=1):
+        out.append(f"# round {number}: " + " ".join("+".join(f"node{n}" for n in group) for group in groups[:32]))
+    return out
+
+
+def _wait_within(launcher: Launcher, run: RunDir, seconds: float) -> bool:
+    """Wait for the step until the budget's deadline; past it, cancel the step (never the allocation).
+    True when the budget ran out."""
+    [result] = launcher.wait([run], max(1.0, seconds), None)
+    if not result.still_running:
+        return False
+    launcher.cancel(run)
+    launcher.wait([run], CANCEL_WAIT_S, None)
+    return True
+
+
+def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
+    print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
+    if args.drain:
+        print("\n".join(drain_lines(check)))
+    folders = [run.path / "check"] + ([args.out] if args.out else [])
+    for folder in folders:
+        write_files(check, folder)
+    print(f"# files: {', '.join(str(folder) for folder in folders)} (vetted, cordoned, cordoned-reasons, unchecked)")
+    code = check.verdict.exit_code
+    if ran_out:
+        print(f"collbench: the check ran past its budget of {cfg.check.budget_s:g} s; its step was cancelled",
+              file=sys.stderr)  # fmt: skip
+    if code == EXIT_CANNOT_RUN:
+        why = "nothing was measured" if not check.verdict.measured else "nodes were left unchecked"
+        print(f"collbench: check could not settle: {why}; drain nothing for it", file=sys.stderr)
+    for problem in check.problems:
+        print(f"collbench: {problem}", file=sys.stderr)
+    return code

@@ -1,0 +1,87 @@
+"""The config's `check` section: what `collbench check` measures inside an allocation, and in how long."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collectives.settings import parse_size_list
+from jobs.config.isolate import DEFAULT_TOLERANCE, IsolateSettings
+
+MAX_PAIR_ROUNDS = 2
+"""Two rounds of pairs tell the slow node from its partner (it is slow with both partners, they with one);
+more would be isolate's job, not a preflight's."""
+
+
+def _default_sizes() -> list[int]:
+    return [256 << 20]
+
+
+def _default_local_sizes() -> list[int]:
+    return [16 << 20]
+
+
+@dataclass(kw_only=True, slots=True)
+class CheckSettings:
+    budget_s: float = 60.0
+    """Wall time of the whole check, from start to verdict: the step is cancelled (never the allocation)
+    when it runs past it, and each measurement's length and time-out are cut from it."""
+    pair_rounds: int = 2
+    """Rounds of random pairs after the whole allocation (1 or 2): with 2 a slow node is told from its
+    partners; with 1 both nodes of a slow pair are cordoned."""
+    sizes: list[int] = field(default_factory=_default_sizes, metadata={"parse": parse_size_list})
+    """Message sizes of every measurement; a group's figure is the best busbw over them. 256 MiB is close to
+    the bus bandwidth of a pair of 8-GPU nodes and takes milliseconds; a short budget cannot see what only
+    shows at 1 GiB and beyond, nor a fault that comes and goes."""
+    tolerance: float = DEFAULT_TOLERANCE
+    """A measurement is slow below (1 - tolerance) x the healthy level."""
+    expected_busbw: float = 0.0
+    """The healthy level of a pair in GB/s; 0: from the results history (check.from_history), else the
+    median of the nodes' medians over the pairs measured."""
+    from_history: bool = True
+    """With check.expected_busbw 0: the level is the median of the last healthy 2-node runs of all_reduce at
+    check.sizes on this cluster in the results history (history.url), when it holds at least 3."""
+    seed: int = 0
+    """The seed of the random pairs, so a check can be repeated."""
+    local_ranks: int = 2
+    """check --node: ranks on this one node (one per GPU on a GPU node)."""
+    local_sizes: list[int] = field(default_factory=_default_local_sizes, metadata={"parse": parse_size_list})
+    """check --node: message sizes of its all_reduce. 16 MiB takes well under a millisecond over NVLink and
+    a fraction of a second on the CPU: enough to find a GPU, a link or a driver that fails or hangs, not to
+    measure the node's peak (set check.local_min_busbw for a floor)."""
+    local_min_busbw: float = 0.0
+    """check --node: fail below this busbw in GB/s (the best over check.local_sizes); 0: not checked."""
+    local_budget_s: float = 10.0
+    """check --node: the most it may take, from start to its one line."""
+
+    def isolate_settings(self) -> IsolateSettings:
+        """The rounds as isolate runs them inside the job: mode check, these sizes and pair rounds."""
+        return IsolateSettings(
+            mode="check",
+            sizes=list(self.sizes),
+            rounds=self.pair_rounds,
+            seed=self.seed,
+            tolerance=self.tolerance,
+            expected_busbw=self.expected_busbw,
+        )
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.budget_s <= 0:
+            found.append(f"check.budget_s: {self.budget_s:g} must be > 0 seconds")
+        if not 1 <= self.pair_rounds <= MAX_PAIR_ROUNDS:
+            found.append(f"check.pair_rounds: {self.pair_rounds} must be 1 or {MAX_PAIR_ROUNDS}")
+        if not self.sizes or any(size <= 0 for size in self.sizes):
+            found.append(f"check.sizes: {self.sizes} must be a list of positive sizes such as [256M]")
+        if not 0 < self.tolerance < 1:
+            found.append(f"check.tolerance: {self.tolerance:g} must be between 0 and 1 (0.15 = 15% under the level)")
+        if self.expected_busbw < 0:
+            found.append(f"check.expected_busbw: {self.expected_busbw:g} must be 0 (from the pairs) or positive GB/s")
+        if not self.local_sizes or any(size <= 0 for size in self.local_sizes):
+            found.append(f"check.local_sizes: {self.local_sizes} must be a list of positive sizes such as [16M]")
+        if self.local_min_busbw < 0:
+            found.append(f"check.local_min_busbw: {self.local_min_busbw:g} must be 0 (not checked) or positive GB/s")
+        if self.local_ranks < 1:
+            found.append(f"check.local_ranks: {self.local_ranks} must be >= 1")
+        if self.local_budget_s <= 0:
+            found.append(f"check.local_budget_s: {self.local_budget_s:g} must be > 0 seconds")
+        return found

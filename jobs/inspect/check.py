@@ -1,0 +1,112 @@
+"""collbench check's verdict from its run directory: the rounds replayed from the results (an isolate run
+in mode check), the nodes whose ranks stopped, and the vetted, cordoned and unchecked hostlists as text and
+as the files a batch script reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.inspect.isolate import assess_isolate
+from jobs.inspect.postmortem import RankEnd
+from jobs.inspect.report import RunOutcome
+from jobs.isolate.check import CheckVerdict, check_verdict
+from jobs.rundir.layout import RunDir
+from slurm.hostlist import collect_hostlist
+
+FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
+"""What `write_files` leaves in a directory: three hostlists (one line each, empty when none) and one
+`HOST REASON` line per cordoned node."""
+
+SILENT_KINDS = ("stopped", "killed", "running")
+"""How a hung rank ends once srun tears its step down (or the check cancels it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    run_id: str
+    verdict: CheckVerdict
+    rounds: int
+    problems: list[str]
+
+
+def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
+    iso = assess_isolate(run, outcome)
+    cfg = outcome.config
+    stopped: dict[str, str] = {}
+    for node in iso.stopped:
+        stopped.setdefault(node.host, node.how)
+    if not stopped and outcome.postmortem is not None:
+        stopped = silent_nodes(list(outcome.postmortem.ends.values()))
+    verdict = check_verdict(iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
+    finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
+    return CheckOutcome(run.run_id, verdict, finished, list(outcome.problems))
+
+
+def silent_nodes(ends: list[RankEnd]) -> dict[str, str]:
+    """Nodes whose ranks neither failed nor measured while the ranks of most other nodes gave up waiting on
+    a peer: hung, as far as the check can tell. The postmortem places a hang by the heartbeats, which a
+    hang before the first measurement (the rendezvous of a round) leaves all alike; srun then ends the
+    silent ranks itself, so they look stopped. Nothing when a rank failed on its own or died."""
+    if any(end.kind in ("own", "dead", "lost", "hung") for end in ends):
+        return {}
+    hosts = {end.host for end in ends}
+    noticed = {end.host for end in ends if end.kind == "peer"}
+    silent = {end.host: end for end in ends if end.kind in SILENT_KINDS and end.host not in noticed}
+    if not noticed or not silent or len(silent) * 2 >= len(hosts):
+        return {}
+    return {
+        host: f"rank {end.rank} hung: it neither failed nor answered while the other nodes' ranks gave up "
+        f"waiting for a peer (then {end.how})"
+        for host, end in sorted(silent.items())
+    }
+
+
+def hostlist(hosts: list[str]) -> str:
+    return collect_hostlist(hosts) if hosts else ""
+
+
+def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[str]:
+    verdict = check.verdict
+    head = (
+        f"# collbench check {check.run_id}: {len(verdict.hosts)} node(s), {check.rounds} round(s) finished, "
+        f"{verdict.pairs} pair measurement(s), {seconds:.1f} s of a {budget_s:g} s budget"
+    )
+    lines = [head]
+    if verdict.whole_busbw is not None:
+        lines.append(f"# whole allocation {hostlist(verdict.hosts)}: busbw {verdict.whole_busbw:.3f} GB/s")
+    if verdict.level:
+        lines.append(f"# pairs judged against a healthy level of {verdict.level:.3f} GB/s")
+    lines.append(f"VETTED {hostlist(verdict.vetted) or '(none)'}")
+    lines += [f"CORDONED {node.host}: {node.reason}" for node in verdict.cordoned]
+    if verdict.unchecked:
+        lines.append(f"UNCHECKED {hostlist(verdict.unchecked)}: the check ended before they were measured")
+    lines += [f"# note: {note}" for note in verdict.notes]
+    return lines
+
+
+def drain_lines(check: CheckOutcome) -> list[str]:
+    """The lines an admin would run to drain the cordoned nodes: printed, never run by collbench."""
+    return [
+        f'scontrol update NodeName={node.host} State=DRAIN Reason="collbench check {check.run_id}: '
+        f'{node.reason.replace(chr(34), chr(39))}"'
+        for node in check.verdict.cordoned
+    ]
+
+
+def write_files(check: CheckOutcome, folder: Path) -> list[Path]:
+    """vetted, cordoned, cordoned-reasons and unchecked in `folder` (made if missing)."""
+    verdict = check.verdict
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {
+        "vetted": hostlist(verdict.vetted),
+        "cordoned": hostlist([node.host for node in verdict.cordoned]),
+        "cordoned-reasons": "\n".join(f"{node.host} {node.reason}" for node in verdict.cordoned),
+        "unchecked": hostlist(verdict.unchecked),
+    }
+    written = []
+    for name in FILES:
+        path = folder / name
+        path.write_text(texts[name] + "\n" if texts[name] else "", encoding="utf-8")
+        written.append(path)
+    return written

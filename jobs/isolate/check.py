@@ -1,0 +1,199 @@
+"""collbench check's plan, bounds and verdict: plain data and pure functions, no torch, no Slurm.
+
+The plan: round 1 measures the whole allocation as one group (one figure: does it run at all, and at what
+level); then up to two rounds of random pairs, every node in a pair at once, taken from one random cycle
+through the nodes: the first pair round takes its edges 0-1, 2-3, ..., the second 1-2, 3-4, ..., so no pair
+is measured twice and each node meets two partners. With an odd count the last group is a triple, so no
+node rests. The cost is 1 + pair_rounds rounds at any node count (3 rounds, 1 + n measurements at 4,096).
+
+The verdict judges the pairs only (jobs.isolate.verdict.judge): a node slow with most of its partners is
+cordoned; with two rounds its partners, slow with it and healthy with their other partner, are not.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from jobs.isolate.plan import Round, pairs_plan
+from jobs.isolate.verdict import Measured, judge
+
+WHOLE_ROUND = 1
+"""The round that measures every node of the check as one group."""
+START_SHARE = 0.4
+"""Of the budget, what starting the step takes (srun, the interpreter, torch, the rendezvous) and what
+cancelling a late step and reading the verdict take; the rest goes to the rounds."""
+MEASURE_SHARE = 0.3
+"""Of the budget, what the timed loops of every round may take together (the rest of the rounds' share
+goes to creating each round's communicators)."""
+MEASURE_MS = (20.0, 1000.0)
+"""Each measurement's timed loop: at least this, at most that (a second is hundreds of 256 MiB all_reduces
+on a healthy fabric)."""
+COLLECTIVE_S = (3.0, 60.0)
+"""One collective's time-out: the budget over four, within these bounds, so a hung peer ends the step well
+before the budget does."""
+
+
+def check_plan(n: int, pair_rounds: int, seed: int) -> list[Round]:
+    """The whole allocation, then `pair_rounds` rounds of pairs (every pair, at most 3 rounds, below 4
+    nodes; nothing more at 2, where the whole allocation is the pair)."""
+    if n < 2:
+        raise ValueError(f"nodes: {n}; check needs at least 2 nodes (check --node checks one)")
+    whole: Round = (tuple(range(n)),)
+    if n == 2:
+        return [whole]
+    if n == 3:
+        return [whole, *pairs_plan(3)]
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return [whole, *(_matching(order[k:] + order[:k]) for k in range(pair_rounds))]
+
+
+def _matching(order: list[int]) -> Round:
+    """Consecutive nodes in pairs; an odd count ends in a triple."""
+    cut = len(order) - 3 if len(order) % 2 else len(order)
+    groups = [tuple(sorted(order[i : i + 2])) for i in range(0, cut, 2)]
+    if cut < len(order):
+        groups.append(tuple(sorted(order[cut:])))
+    return tuple(groups)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanCost:
+    nodes: int
+    rounds: int
+    measurements: int
+    """Groups measured, all rounds together."""
+
+
+def plan_cost(n: int, pair_rounds: int) -> PlanCost:
+    plan = check_plan(n, pair_rounds, seed=0)
+    return PlanCost(n, len(plan), sum(len(groups) for groups in plan))
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What the budget allows each part of the check."""
+
+    measure_ms: float
+    """bench.time_budget_ms of every measurement."""
+    collective_s: float
+    """timeouts.collective_s: the longest wait for the rendezvous or any one collective."""
+    deadline_s: float
+    """When the step is cancelled, counted from the start of the check."""
+
+
+def bounds(budget_s: float, rounds: int, sizes: int) -> Bounds:
+    low, high = MEASURE_MS
+    measure_ms = min(high, max(low, budget_s * MEASURE_SHARE * 1000 / (rounds * max(1, sizes))))
+    collective_s = min(COLLECTIVE_S[1], max(COLLECTIVE_S[0], budget_s / 4))
+    return Bounds(measure_ms, collective_s, deadline_s=budget_s * (1 - START_SHARE / 8))
+
+
+@dataclass(frozen=True, slots=True)
+class Cordoned:
+    host: str
+    reason: str
+
+
+@dataclass(slots=True)
+class CheckVerdict:
+    hosts: list[str]
+    vetted: list[str]
+    cordoned: list[Cordoned]
+    unchecked: list[str]
+    """Nodes neither vetted nor blamed: the check ended before their pairs finished."""
+    whole_busbw: float | None
+    """The whole allocation's figure (GB/s), None when round 1 did not finish."""
+    level: float
+    """The healthy level the pairs were judged against (0: no pair measured)."""
+    pairs: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def measured(self) -> bool:
+        return self.whole_busbw is not None or self.pairs > 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 every node vetted, 1 a node cordoned, 4 the check could not run or settle (nothing cordoned)."""
+        if self.cordoned:
+            return 1
+        return 0 if self.measured and not self.unchecked else 4
+
+
+def check_verdict(
+    hosts: Sequence[str],
+    measured: Sequence[Measured],
+    stopped: Mapping[str, str],
+    tolerance: float,
+    expected_busbw: float = 0.0,
+) -> CheckVerdict:
+    """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
+    ranks ended, for nodes whose ranks died or hung."""
+    whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
+    pairs = [m for m in measured if m.round != WHOLE_ROUND]
+    reasons = {host: f"its ranks stopped: {how}" for host, how in stopped.items()}
+    level, notes = 0.0, []
+    if pairs:
+        level, slow_notes = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons)
+        notes += slow_notes
+    elif whole is not None and len(hosts) == 2:
+        notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
+    seen = {hosts[node] for m in pairs for node in m.nodes} or (set(hosts) if whole and len(hosts) == 2 else set())
+    if whole is not None and expected_busbw and whole < expected_busbw * (1 - tolerance) and not reasons:
+        notes.append(
+            f"the whole allocation ran at {whole:.3g} GB/s, under {1 - tolerance:.2f} of the expected "
+            f"{expected_busbw:.3g}, while no pair was slow: a fault beyond pairs (a switch, routing); run isolate"
+        )
+    cordoned = [Cordoned(host, reasons[host]) for host in hosts if host in reasons]
+    vetted = [host for host in hosts if host not in reasons and host in seen]
+    unchecked = [host for host in hosts if host not in reasons and host not in seen]
+    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes)
+
+
+def _judge_pairs(
+    hosts: Sequence[str],
+    pairs: Sequence[Measured],
+    tolerance: float,
+    expected_busbw: float,
+    reasons: dict[str, str],
+) -> tuple[float, list[str]]:
+    verdict = judge(pairs, tolerance, expected_busbw)
+    source = "expected" if expected_busbw else "median"
+    for node in verdict.bad_nodes:
+        reasons.setdefault(
+            hosts[node.node],
+            f"busbw {node.median_busbw:.3g} GB/s, {node.ratio:.2f} of the {source} {verdict.level:.3g} GB/s, "
+            f"{node.slow} of {node.measurements} group(s) slow",
+        )
+    notes = [
+        f"slow link {hosts[a]}-{hosts[b]}: {link.busbw:.3g} GB/s, {link.ratio:.2f} of the level, while both nodes "
+        "are healthy with their other partner (both vetted; collbench isolate looks closer)"
+        for link in verdict.bad_links
+        for a, b in [link.nodes]
+    ]
+    return verdict.level, notes
+
+
+def _judge_whole_pair(
+    hosts: Sequence[str], whole: float, tolerance: float, expected_busbw: float, reasons: dict[str, str]
+) -> list[str]:
+    """Two nodes: their one measurement is the pair; only an expected level can call it slow."""
+    if not expected_busbw:
+        return ["two nodes and no check.expected_busbw: nothing to judge the pair against; only a node that fails"]
+    if whole < expected_busbw * (1 - tolerance):
+        for host in hosts:
+            reasons.setdefault(
+                host,
+                f"busbw {whole:.3g} GB/s, {whole / expected_busbw:.2f} of the expected {expected_busbw:.3g} "
+                "GB/s in the only pair (two nodes: which one cannot be told)",
+            )
+    return []
+
+
+def seed_for(job_id: str, seed: int) -> int:
+    """The seed of the pairs: check.seed, mixed with the allocation so two allocations differ."""
+    digits = "".join(ch for ch in job_id if ch.isdigit())
+    return seed * 1_000_003 + (int(digits[-9:]) if digits else 0)

@@ -1,0 +1,53 @@
+"""`collbench check` without a cluster: outside an allocation it says so in one line (exit 2, nothing
+created); inside one (Slurm's variables), --dry-run prints the exact srun step on the allocation's nodes
+and the plan, and starts nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from tests.conftest import collbench
+
+ALLOCATION = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "gpu[01-05]"}
+
+
+def env(**extra: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_JOB") and k != "SLURM_NODELIST"}
+    return {**clean, **extra}
+
+
+def test_outside_an_allocation_check_says_so_in_one_line_and_creates_nothing(workdir: Path) -> None:
+    result = collbench("check", f"output_dir={workdir / 'runs'}", cwd=workdir, env=env())
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        "collbench: error: not inside a Slurm allocation (SLURM_JOB_ID is not set): "
+        "run it from salloc or a batch script\n"
+    )
+    assert not (workdir / "runs").exists()
+
+
+def test_the_dry_run_prints_one_step_on_the_allocation_and_a_plan_of_three_rounds(workdir: Path) -> None:
+    result = collbench(
+        "check", "--dry-run", "slurm.exclude=gpu03", "slurm.tasks_per_node=8", "check.budget_s=40",
+        f"output_dir={workdir / 'runs'}", cwd=workdir, env=env(**ALLOCATION),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# one job step of allocation 4242:"
+    assert re.match(
+        r"srun -v --job-name=collbench --nodes=4 --ntasks-per-node=8 --nodelist=gpu01,gpu02,gpu04,gpu05 "
+        r"--export=ALL,SUBMITIT_EXECUTOR=slurm --kill-on-bad-exit=1 "
+        r"\S+ -u -m submitit\.core\._submit \S+/RUN_ID/submitit$",
+        lines[1],
+    ), lines[1]
+    assert lines[2].startswith("# check plan: 4 nodes, 3 round(s), 5 measurement(s); each 1000 ms, a collective")
+    assert lines[3] == "# round 1: node0+node1+node2+node3" and len(lines) == 6
+    assert not (workdir / "runs").exists()
+
+
+def test_a_one_node_allocation_is_pointed_to_the_node_mode(workdir: Path) -> None:
+    one = {"SLURM_JOB_ID": "4243", "SLURM_JOB_NODELIST": "gpu07"}
+    result = collbench("check", f"output_dir={workdir / 'runs'}", cwd=workdir, env=env(**one))
+    assert result.returncode == 2 and "check --node" in result.stderr, result.stderr

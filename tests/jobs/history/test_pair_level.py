@@ -1,0 +1,40 @@
+"""collbench check's expected level from the results history: the baseline of healthy 2-node runs on the
+cluster, at the check size where it is highest; nothing with too little history or on another cluster."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from sqlalchemy import update
+
+from jobs.config.model import load_config
+from jobs.history import schema
+from jobs.history.database import open_history
+from jobs.history.hook import expected_pair_busbw
+from jobs.history.ingest import record_run
+from jobs.history.queries import Filters, pair_level, trend
+from tests.jobs.rundir import synthetic
+
+
+def test_the_level_of_a_pair_is_the_baseline_of_healthy_two_node_runs(history_url: str, tmp_path: Path) -> None:
+    history = open_history(history_url)
+    runs = [synthetic.sweep_run(tmp_path, slower=s) for s in (1.0, 1.2, 0.9)]
+    for run in runs:
+        record_run(history, run)
+    sizes = list(synthetic.SIZES)
+    assert pair_level(history, "local", "all_reduce", sizes) is None, "one-node runs say nothing of a pair"
+    with history.engine.begin() as connection:
+        connection.execute(update(schema.runs).values(nodes=2))
+    found = pair_level(history, "local", "all_reduce", sizes)
+    assert found is not None
+    size, level = found
+    points = trend(history, "all_reduce", size, Filters(nodes=2))
+    assert size == max(sizes) and level.median == statistics.median(p["busbw"] for p in points)
+    assert pair_level(history, "elsewhere", "all_reduce", sizes) is None
+    history.close()
+    cfg = load_config(None, [f"history.url={history_url}", f"check.sizes=[{','.join(map(str, sizes))}]"])
+    said: list[str] = []
+    expected = expected_pair_busbw(cfg, "local", said.append)
+    assert expected is not None and expected[0] == level.median, said
+    assert expected[1] == f"the median of the last 3 healthy 2-node all_reduce runs at {size} B on local in the history"

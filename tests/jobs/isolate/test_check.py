@@ -1,0 +1,100 @@
+"""collbench check's plan, bounds and verdict, pure: a fixed few rounds at any node count, every node in a
+group every round, no pair twice, and a verdict that blames the slow node, not its partners."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from jobs.isolate.check import WHOLE_ROUND, bounds, check_plan, check_verdict, plan_cost
+from jobs.isolate.plan import Round, check_round
+from jobs.isolate.verdict import Measured
+
+HOSTS = [f"n{i + 1}" for i in range(8)]
+
+
+@pytest.mark.parametrize("n", [*range(4, 40), 1024, 4096])
+def test_the_plan_is_the_whole_allocation_then_two_disjoint_matchings_covering_every_node(n: int) -> None:
+    plan = check_plan(n, 2, seed=7)
+    assert plan[0] == (tuple(range(n)),)
+    assert len(plan) == 3
+    for measured in plan[1:]:
+        check_round(measured, n)
+        assert sorted(node for group in measured for node in group) == list(range(n)), "no node rests"
+        assert all(len(group) == 2 for group in measured[:-1]) and len(measured[-1]) == 2 + n % 2
+    pairs = Counter(group for measured in plan[1:] for group in measured if len(group) == 2)
+    assert max(pairs.values()) == 1, "no pair is measured twice"
+
+
+def test_small_allocations_and_the_cost_at_scale() -> None:
+    assert check_plan(2, 2, 0) == [((0, 1),)], "two nodes: the whole allocation is the pair"
+    assert len(check_plan(3, 2, 0)) == 4, "three nodes: every pair, one resting a round"
+    assert check_plan(6, 2, 1) == check_plan(6, 2, 1) and check_plan(6, 2, 1) != check_plan(6, 2, 2)
+    assert [(c.rounds, c.measurements) for c in map(lambda n: plan_cost(n, 2), (4, 64, 1024, 4096))] == [
+        (3, 5), (3, 65), (3, 1025), (3, 4097)
+    ]  # fmt: skip
+    assert plan_cost(4096, 1).rounds == 2
+    with pytest.raises(ValueError, match="at least 2 nodes"):
+        check_plan(1, 2, 0)
+
+
+def test_the_budget_bounds_every_measurement_and_collective() -> None:
+    assert bounds(60, 3, 1).measure_ms == 1000, "capped: a second is plenty for one size"
+    short = bounds(20, 3, 2)
+    assert short.measure_ms == pytest.approx(1000.0) and short.collective_s == 5
+    tiny = bounds(4, 3, 1)
+    assert tiny.measure_ms == pytest.approx(400.0) and tiny.collective_s == 3 and tiny.deadline_s < 4
+
+
+def simulate(plan: list[Round], slow: set[int] = frozenset()) -> list[Measured]:  # type: ignore[assignment]
+    return [
+        Measured(number, group, 10.0 if slow & set(group) else 100.0 + number)
+        for number, measured in enumerate(plan, start=1)
+        for group in measured
+    ]
+
+
+def test_a_slow_node_is_cordoned_and_its_partners_vetted() -> None:
+    plan = check_plan(8, 2, seed=3)
+    verdict = check_verdict(HOSTS, simulate(plan, {5}), {}, tolerance=0.15)
+    assert [node.host for node in verdict.cordoned] == ["n6"] and verdict.exit_code == 1
+    assert verdict.cordoned[0].reason.startswith("busbw 10 GB/s, 0.10 of the median ")
+    assert verdict.vetted == [h for h in HOSTS if h != "n6"] and verdict.unchecked == []
+    assert verdict.whole_busbw == 10.0
+
+
+def test_one_round_of_pairs_cordons_both_nodes_of_a_slow_pair() -> None:
+    verdict = check_verdict(HOSTS, simulate(check_plan(8, 1, seed=3), {5}), {}, tolerance=0.15)
+    assert len(verdict.cordoned) == 2 and "n6" in [node.host for node in verdict.cordoned]
+
+
+def test_a_dead_node_is_cordoned_and_those_never_measured_are_left_unchecked() -> None:
+    plan = check_plan(8, 2, seed=3)
+    whole = [m for m in simulate(plan) if m.round == WHOLE_ROUND]
+    verdict = check_verdict(HOSTS, whole, {"n2": "rank 1 dead: Killed"}, tolerance=0.15)
+    assert [(node.host, node.reason) for node in verdict.cordoned] == [("n2", "its ranks stopped: rank 1 dead: Killed")]
+    assert verdict.vetted == [] and len(verdict.unchecked) == 7 and verdict.exit_code == 1
+
+
+def test_a_check_that_measured_nothing_or_left_nodes_open_could_not_settle() -> None:
+    assert check_verdict(HOSTS[:4], [], {}, tolerance=0.15).exit_code == 4
+    partial = [m for m in simulate(check_plan(4, 2, seed=0)) if m.round < 3]
+    assert check_verdict(HOSTS[:4], partial, {}, tolerance=0.15).exit_code == 0, "one round of pairs covers all"
+    assert check_verdict(HOSTS[:4], partial[:2], {}, tolerance=0.15).exit_code == 4
+
+
+def test_two_nodes_are_judged_only_against_an_expected_level() -> None:
+    [whole] = simulate(check_plan(2, 2, 0))
+    alone = check_verdict(HOSTS[:2], [whole], {}, tolerance=0.15)
+    assert alone.exit_code == 0 and alone.vetted == HOSTS[:2] and "nothing to judge" in alone.notes[0]
+    short = check_verdict(HOSTS[:2], [whole], {}, tolerance=0.15, expected_busbw=400)
+    assert [node.host for node in short.cordoned] == HOSTS[:2] and "which one cannot be told" in short.cordoned[
+        0
+    ].reason
+
+
+def test_a_slow_whole_allocation_with_healthy_pairs_is_a_note() -> None:
+    measured = [Measured(1, tuple(range(4)), 10.0), *simulate(check_plan(4, 2, 0))[1:]]
+    verdict = check_verdict(HOSTS[:4], measured, {}, tolerance=0.15, expected_busbw=100)
+    assert verdict.exit_code == 0 and "a fault beyond pairs" in verdict.notes[0]
