@@ -34,6 +34,10 @@ SIZE_BANDS: tuple[tuple[str, int], ...] = (
 )
 
 
+MAX_NODE_COUNTS = 256
+"""A sweep submits one job per node count: more than this is a typo (1..100000000), not a plan."""
+
+
 def parse_node_counts(text: str) -> list[int]:
     """'[1,2,4,8]', '1,2,4', '1..16:x2' (doubling), '2..8:+2' or '1..4' -> sorted distinct node counts."""
     spec = text.strip()
@@ -43,6 +47,11 @@ def parse_node_counts(text: str) -> list[int]:
         kind, step = ranged.group(3) or "+", int(ranged.group(4) or 1)
         if low < 1 or high < low or (kind == "x" and step < 2) or step < 1:
             raise ConfigError(f"nodes: {text!r} is not a usable range; e.g. 1..16:x2, 2..8:+2 or 1..4")
+        if kind == "+" and (high - low) // step + 1 > MAX_NODE_COUNTS:
+            raise ConfigError(
+                f"nodes: {text!r} gives {(high - low) // step + 1} node counts, one job each; allowed: at most "
+                f"{MAX_NODE_COUNTS} (a coarser step: 1..{high}:x2 or {low}..{high}:+{max(step, high // 16)})"
+            )
         counts, n = [], low
         while n <= high:
             counts.append(n)
@@ -60,6 +69,8 @@ def split_nodes(overrides: Sequence[str]) -> tuple[list[int], list[str]]:
     rest = []
     for override in overrides:
         if override.startswith("nodes="):
+            if counts is not None:
+                raise ConfigError(f"nodes: given twice ({override!r} after another nodes=); allowed: one nodes=")
             counts = parse_node_counts(override.removeprefix("nodes="))
         else:
             rest.append(override)

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from jobs.config.schema import ConfigError
-from jobs.inspect.scale import RunAssessment, Sweep, band_means, parse_node_counts, scale_report
+from jobs.inspect.scale import (
+    MAX_NODE_COUNTS,
+    RunAssessment,
+    Sweep,
+    band_means,
+    parse_node_counts,
+    scale_report,
+    split_nodes,
+)
 from jobs.rundir.layout import RunDir
 from tests.conftest import collbench
 from tests.jobs.rows import summary_row
@@ -36,6 +44,19 @@ def test_bad_node_counts_are_refused_naming_the_value(text: str) -> None:
         parse_node_counts(text)
     assert repr(text) in str(caught.value)
     assert "1..16:x2" in str(caught.value)
+
+
+def test_a_range_of_more_node_counts_than_jobs_anyone_means_is_refused_at_once() -> None:
+    assert len(parse_node_counts(f"1..{MAX_NODE_COUNTS}")) == MAX_NODE_COUNTS
+    assert parse_node_counts("1..100000000:x2")[-1] == 1 << 26  # doubling stays short
+    with pytest.raises(ConfigError, match=r"'1\.\.100000000' gives 100000000 node counts.*at most 256"):
+        parse_node_counts("1..100000000")
+
+
+def test_nodes_given_twice_is_refused_not_the_last_taken() -> None:
+    with pytest.raises(ConfigError, match="given twice"):
+        split_nodes(["nodes=1..3", "bench.iters=5", "nodes=2"])
+    assert split_nodes(["nodes=1..3", "bench.iters=5"]) == ([1, 2, 3], ["bench.iters=5"])
 
 
 def make_sweep(tmp_path: Path, entries: list[dict[str, object]]) -> Sweep:
