@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.codec import RecordError, write_atomic
 from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
 
 
@@ -189,10 +189,8 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON so that a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write JSON so that a reader never sees half a file (the records' own atomic write)."""
+    write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
 
 
 def find_run(ref: str, output_dir: str | Path = "runs") -> RunDir:
