@@ -114,11 +114,13 @@ def test_three_nodes_by_one_task_ignores_a_stale_rendezvous_in_the_shell(
 ) -> None:
     stale = {**slurm_cluster.env(), "MASTER_ADDR": "10.99.99.99", "MASTER_PORT": "1", "RANK": "7", "WORLD_SIZE": "99"}
     job_id, run = submit(slurm_cluster, workdir, "nodes=3", "slurm.tasks_per_node=1", env=stale)
+    # rank 0 renders the table itself, after every rank recorded "ok": wait for the table, not the statuses
     deadline = time.monotonic() + 180
-    while not all(s["state"] == "ok" for s in statuses(run).values()) or len(statuses(run)) < 3:
+    while not (run / "table.txt").is_file():
         assert time.monotonic() < deadline, statuses(run)
         time.sleep(0.5)
-    assert "# collbench all_gather: 3 ranks" in (run / "table.txt").read_text(), "rank 0 renders the table itself"
+    assert all(s["state"] == "ok" for s in statuses(run).values()) and len(statuses(run)) == 3, statuses(run)
+    assert "# collbench all_gather: 3 ranks" in (run / "table.txt").read_text()
     result = wait(slurm_cluster, workdir, str(run))
     assert result.returncode == 0, result.stderr
     assert_all_correct(run, 3)
