@@ -70,7 +70,7 @@ def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
     cfg = load_run_config(run)
     summary = _summary(run)
     statuses = read_statuses(run)
-    env = _rank0_env(run)
+    env = rank0_env(run)
     attempts = read_attempts(run)
     record = RunRecord(run=_identity(run, meta, cfg, summary, statuses, env, sweep_id, len(attempts)))
     record.children = {
@@ -100,7 +100,8 @@ def _summary(run: RunDir) -> Summary:
     )
 
 
-def _rank0_env(run: RunDir) -> dict[str, Any]:
+def rank0_env(run: RunDir) -> dict[str, Any]:
+    """Rank 0's environment file, or nothing."""
     try:
         return read_json(run.rank_env(0))
     except (OSError, ValueError):
@@ -118,7 +119,6 @@ def _identity(
     attempts: int,
 ) -> Row:
     hosts = sorted({s.host for s in statuses.values()})
-    variables = env.get("variables", {})
     return {
         "run_id": meta.run_id or run.run_id,
         "sweep_id": sweep_id,
@@ -126,10 +126,10 @@ def _identity(
         "attempt": max(attempts - 1, 0),
         "task": str(meta.task),
         "launcher": str(meta.launcher),
-        "started": min((s.started for s in statuses.values()), default=run.meta_file.stat().st_mtime),
+        "started": started_of(run, statuses),
         "ended": _ended(run, statuses),
         "user": _owner(run.path),
-        "cluster": cfg.history.cluster or variables.get("SLURM_CLUSTER_NAME") or "local",
+        "cluster": cluster_of(cfg, env),
         "config": fingerprint(cfg),
         "nodes": meta.nodes,
         "hostlist": collect_hostlist(hosts) if hosts else "",
@@ -143,6 +143,16 @@ def _identity(
         "outcome": "passed" if summary.passed else "failed",
         "recorded": time.time(),
     }
+
+
+def started_of(run: RunDir, statuses: dict[int, RankStatus]) -> float:
+    """When the run started: its first rank's start, else when its directory was made."""
+    return min((s.started for s in statuses.values()), default=run.meta_file.stat().st_mtime)
+
+
+def cluster_of(cfg: Config, env: dict[str, Any]) -> str:
+    """history.cluster, else Slurm's cluster name as rank 0 saw it, else 'local'."""
+    return str(cfg.history.cluster or env.get("variables", {}).get("SLURM_CLUSTER_NAME") or "local")
 
 
 def _ended(run: RunDir, statuses: dict[int, RankStatus]) -> float:
