@@ -15,11 +15,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, iter_rank_results
 from jobs.config.model import Config
 from jobs.config.schema import to_plain
+from jobs.inspect.analysis import Analyser
 from jobs.inspect.isolate import assess_isolate, verdict_record
-from jobs.inspect.report import assess, read_statuses
+from jobs.inspect.postmortem import CAUSES, examine
+from jobs.inspect.report import assess, read_statuses, result_files
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -76,7 +78,7 @@ def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
     record.children = {
         "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
         "results": [_result(row) for row in summary.rows],
-        "hosts": _hosts(statuses, summary.rows),
+        "hosts": _hosts(run, meta, statuses, summary),
         "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
         "attempts": [
             {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
@@ -187,14 +189,39 @@ def _result(row: SummaryRow) -> Row:
     }  # fmt: skip
 
 
-def _hosts(statuses: dict[int, RankStatus], rows: list[SummaryRow]) -> list[Row]:
+def _hosts(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus], summary: Summary) -> list[Row]:
+    """Each host's ranks, those that failed or stopped (facts), and the run's verdict on it: its ranks the
+    verdict blames for a failure, and the report's line when it is slow at its own work."""
     ranks = Counter(s.host for s in statuses.values())
     failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
-    slowest = Counter(row.slowest_host for row in rows if not row.group)
+    blamed = _blamed(run, meta, statuses) if not summary.passed else Counter()
+    slow = _slow_hosts(run)
     return [
-        {"host": host, "ranks": n, "failed_ranks": failed[host], "slowest_rows": slowest[host]}
+        {
+            "host": host,
+            "ranks": n,
+            "failed_ranks": failed[host],
+            "blamed_ranks": blamed[host],
+            "slow": slow.get(host, ""),
+        }
         for host, n in sorted(ranks.items())
     ]
+
+
+def _blamed(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus]) -> Counter[str]:
+    """Ranks per host that the verdict names as the cause (postmortem's CAUSES): not those srun's clean-up
+    stopped after another rank failed, nor those that only noticed a lost peer."""
+    postmortem = examine(run, statuses, meta.world_size)
+    return Counter(end.host for end in postmortem.ends.values() if end.kind in CAUSES)
+
+
+def _slow_hosts(run: RunDir) -> dict[str, str]:
+    """The report's own rule (jobs.inspect.analysis): a host is slow only on evidence of its own; which rank's
+    timer read longest in a collective is none."""
+    analyser = Analyser()
+    for record in iter_rank_results(result_files(run), keep_times=False):
+        analyser.add(record)
+    return analyser.slow_hosts()
 
 
 def _fabric(plain: dict[str, Any], hosts: set[str]) -> list[Row]:

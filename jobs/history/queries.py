@@ -159,9 +159,10 @@ def recorded_rows(history: History, run: Row) -> list[Row]:
 
 
 def node_record(history: History, host: str) -> list[Row]:
-    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, failed ranks."""
+    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, ranks blamed for a
+    failure, slow at its own work: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
-    events += _failures(history, host)
+    events += _failures(history, host) + _slow(history, host)
     return sorted(events, key=lambda e: (e["started"], e["run_id"], e["what"]))
 
 
@@ -200,6 +201,15 @@ def _fabric(history: History, host: str) -> list[Row]:
 
 
 def _failures(history: History, host: str) -> list[Row]:
+    """Runs whose verdict blamed ranks of `host`: not those where its ranks were only stopped by srun's
+    clean-up, or noticed a peer lost, after another node's failure."""
     t = schema.hosts.c
-    query = _with_run(t.failed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.failed_ranks > 0)
-    return _rows(history, query, "failure", "{failed_ranks} of its {ranks} rank(s) failed or stopped")
+    query = _with_run(t.blamed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
+    return _rows(history, query, "failure", "{blamed_ranks} of its {ranks} rank(s) named the cause of the failure")
+
+
+def _slow(history: History, host: str) -> list[Row]:
+    """Runs whose report named `host` slow at its own work (never for where its timers came last)."""
+    t = schema.hosts.c
+    query = _with_run(t.slow).join(schema.hosts).where(t.host == host, t.slow != "")
+    return _rows(history, query, "slow host", "{slow}")
