@@ -36,6 +36,8 @@ Row = dict[str, Any]
 NOT_IN_FINGERPRINT = ("output_dir", "history", "nodes", "ranks", "faults")
 """Config keys that do not change what is measured: two runs that differ only in these compare."""
 SLURM_NOT_IN_FINGERPRINT = ("time_min", "exclude", "nodelist", "job_name", "comment")
+ISOLATE_NOT_IN_FINGERPRINT = ("from_history", "expected_from")
+"""Keys added after runs were recorded that change nothing measured: left out, so those runs still compare."""
 
 
 class NotEnded(Exception):
@@ -62,6 +64,9 @@ def fingerprint(cfg: Config) -> str:
     slurm = plain.get("slurm", {})
     for key in SLURM_NOT_IN_FINGERPRINT:
         slurm.pop(key, None)
+    isolate = plain.get("isolate", {})
+    for key in ISOLATE_NOT_IN_FINGERPRINT:
+        isolate.pop(key, None)
     plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(("NCCL_", "GLOO_", "UCX_"))}
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]
 
