@@ -123,3 +123,20 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
         return subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False)
     except (FileNotFoundError, subprocess.TimeoutExpired):
         return None
+
+
+def cluster_name(env: Mapping[str, str] | None = None) -> str:
+    """The cluster's name as the history records it: SLURM_CLUSTER_NAME inside a job, else Slurm's
+    ClusterName (`scontrol show config`, on a login node), else 'local'."""
+    import os
+
+    named = (os.environ if env is None else env).get("SLURM_CLUSTER_NAME")
+    if named:
+        return named
+    result = _run(["scontrol", "show", "config"])
+    found = (
+        re.search(r"^ClusterName\s*=\s*(\S+)", result.stdout, re.MULTILINE)
+        if result and not result.returncode
+        else None
+    )
+    return found.group(1) if found else "local"

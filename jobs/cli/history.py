@@ -18,7 +18,10 @@ from jobs.config.model import ConfigError, load_config
 
 if TYPE_CHECKING:
     from jobs.history.database import History
+    from jobs.history.held import HeldRun
     from jobs.history.queries import Baseline, Filters
+    from jobs.inspect.compare import Tolerance
+    from jobs.rundir.layout import RunDir
 
 Row = dict[str, Any]
 SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
@@ -26,7 +29,7 @@ SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def add_command(commands: Any) -> None:
-    history = commands.add_parser("history", help="the results history: ingest, list, trend, node")
+    history = commands.add_parser("history", help="the results history: ingest, list, trend, node, show, prune, export")
     views = history.add_subparsers(dest="view", required=True, metavar="VIEW")
     ingest = _view(views, "ingest", "record run directories, sweeps or whole output_dirs not recorded yet")
     ingest.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
@@ -41,16 +44,31 @@ def add_command(commands: Any) -> None:
     trend.add_argument("--plot", metavar="FILE.png", help="also draw it, with the baseline band (needs matplotlib)")
     _add_filters(trend)
     trend.set_defaults(handler=_cmd_trend)
-    node = _view(views, "node", "every isolate, fabric and failure verdict that named a node")
+    node = _view(views, "node", "every isolate, fabric, failure and slow-host verdict that named a node")
     node.add_argument("host")
     node.set_defaults(handler=_cmd_node)
+    show = _view(views, "show", "one run's place in its history: each op and size against the runs before it")
+    show.add_argument("run_id", metavar="RUN", help="a recorded run id (or its first characters)")
+    show.add_argument("--tolerance", default="5%", help="a drop always allowed, with 3 MAD (default 5%%)")
+    show.set_defaults(handler=_cmd_show)
+    prune = _view(views, "prune", "remove runs (and all their rows) started before a date, or all but the newest N")
+    prune.add_argument("--before", type=_since, help="runs started before: 90d, 12w, or a date 2026-01-31")
+    prune.add_argument("--keep-last", type=int, metavar="N", help="keep the newest N runs the filters pick")
+    prune.add_argument("--dry-run", action="store_true", help="count what would be removed; remove nothing")
+    _add_filters(prune)
+    prune.set_defaults(handler=_cmd_prune)
+    export = _view(views, "export", "the runs the filters pick with every row of theirs, as JSON or CSV", "json")
+    export.add_argument("--output", metavar="FILE", type=Path, help="write to FILE (atomically) instead of stdout")
+    _add_filters(export)
+    export.set_defaults(handler=_cmd_export)
 
 
-def _view(views: Any, name: str, text: str) -> argparse.ArgumentParser:
+def _view(views: Any, name: str, text: str, fmt: str = "table") -> argparse.ArgumentParser:
     view: argparse.ArgumentParser = views.add_parser(name, help=text)
     view.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="the config whose history.url to use")
     view.add_argument("--db", metavar="URL", default=None, help="the history's URL (default: the config's history.url)")
-    view.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    formats = ("json", "csv") if fmt == "json" else ("table", "json", "csv")
+    view.add_argument("--format", choices=formats, default=fmt)
     return view
 
 
@@ -135,7 +153,7 @@ def _cmd_trend(args: argparse.Namespace) -> int:
 
 
 def _baseline_line(base: Baseline | None, figure: str) -> str:
-    from jobs.history.queries import MIN_BASELINE_RUNS
+    from jobs.history.against import MIN_BASELINE_RUNS
 
     if base is None:
         return f"# baseline: too little history (fewer than {MIN_BASELINE_RUNS} healthy runs)"
@@ -174,6 +192,71 @@ def _cmd_node(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from jobs.history.against import MADS
+    from jobs.history.held import hold_recorded
+    from jobs.inspect.compare import Tolerance
+
+    tolerance = Tolerance.parse(args.tolerance, [])
+    url = args.db if args.db is not None else load_config(args.config, []).history.url
+    held = hold_recorded(url, args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)")
+    if args.format == "json":
+        print(json.dumps({"format": "collbench-history", "view": "show", **held.to_plain()}, indent=1))
+    elif args.format == "csv":
+        print(_csv([_show_row(row) for row in held.judgement.rows]), end="")
+    else:
+        print("\n".join(held_lines(held)))
+        if held.judgement.against:
+            print(f"# judged against {len(held.judgement.against)} run(s): {', '.join(held.judgement.against)}")
+        if held.judgement.thin_line():
+            print(f"# {held.judgement.thin_line()}")
+    return 0
+
+
+def _show_row(row: Any) -> Row:
+    names = ("op", "size", "busbw", "runs", "median", "mad", "allowed", "rank", "percentile", "drop", "verdict")
+    return {**{name: getattr(row, name) for name in names}, "against": " ".join(row.against)}
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from jobs.history.prune import prune
+
+    if args.before is None and args.keep_last is None:
+        raise ConfigError("history prune: say which runs go: --before DATE_OR_AGE, --keep-last N, or both")
+    if args.keep_last is not None and args.keep_last < 0:
+        raise ConfigError(f"history prune: --keep-last {args.keep_last}: allowed: 0 or more")
+    history = _open(args)
+    done = prune(history, _filters(args), args.before, args.keep_last, args.dry_run)
+    if args.format == "json":
+        plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
+        print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
+    elif args.format == "csv":
+        print(_csv([{"run_id": run_id} for run_id in done.runs]), end="")
+    else:
+        for run_id in done.runs:
+            print(f"{'would remove' if done.dry_run else 'removed'} {run_id}")
+        print(f"{history.where}: {done.line()}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from jobs.history.export import export_runs, to_csv, to_json
+
+    runs = export_runs(_open(args), _filters(args))
+    text = to_json(runs) if args.format == "json" else to_csv(runs)
+    if args.output is None:
+        print(text, end="")
+        return 0
+    from jobs.rundir.records.codec import write_atomic
+
+    try:
+        write_atomic(args.output, text.encode())
+    except OSError as error:
+        raise ConfigError(f"history export: --output {args.output}: {error.strerror or error}") from None
+    print(f"collbench: {len(runs)} run(s) written to {args.output}", file=sys.stderr)
+    return 0
+
+
 def _print(rows: list[Row], fmt: str, view: str) -> None:
     if fmt == "json":
         print(json.dumps({"format": "collbench-history", "view": view, "rows": rows}, indent=1))
@@ -208,3 +291,49 @@ def _table(rows: Sequence[Row]) -> list[str]:
     widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
     lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
     return lines + ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+
+
+def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True) -> None:
+    """--against-history (and its --tolerance, --db) on wait, report and compare."""
+    command.add_argument(
+        "--against-history",
+        action="store_true",
+        help="also hold the run against the median of the last healthy runs of its config and node count in the "
+        "results history; exit 1 on a regression",
+    )
+    if tolerance:
+        command.add_argument(
+            "--tolerance", default="5%", help="--against-history: a drop always allowed, with 3 MAD (default 5%%)"
+        )
+    command.add_argument("--db", metavar="URL", default=None, help="--against-history: the history's URL "
+                         "(default: the run's history.url)")  # fmt: skip
+
+
+def against_history(run: RunDir, rows: Sequence[Any], tolerance: Tolerance, db: str | None, fmt: str) -> int:
+    """Hold the run's rows against its history and say so: the table (table format) on stdout, each
+    regression, the runs judged against and a history too thin to judge on stderr. 1 on a regression."""
+    from jobs.history.against import MADS
+    from jobs.history.held import hold_run
+
+    held = hold_run(run, rows, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", db)
+    if fmt == "table":
+        print("\n".join(held_lines(held)), flush=True)
+    say_held(held)
+    return held.judgement.exit_code
+
+
+def held_lines(held: HeldRun) -> list[str]:
+    from jobs.history.against import lines
+
+    return [held.header(), *lines(held.judgement)]
+
+
+def say_held(held: HeldRun, prefix: str = "") -> None:
+    judgement = held.judgement
+    for row in judgement.regressions:
+        print(f"collbench: REGRESSION against the history: {prefix}{row.regression()}", file=sys.stderr)
+    if judgement.against:
+        shown = ", ".join(judgement.against)
+        print(f"collbench: history: {prefix}judged against {len(judgement.against)} run(s): {shown}", file=sys.stderr)
+    if judgement.thin_line():
+        print(f"collbench: history: {prefix}{judgement.thin_line()}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
+from slurm.steps import cluster_name
 
 ACTIONS = ("wait", "report")
 PLAN_ROUNDS_SHOWN = 64
@@ -66,11 +68,33 @@ def _submit(args: argparse.Namespace) -> int:
         print("\n".join(plan_lines(cfg)))
         return 0
     launcher.check_can_start(cfg)
+    cfg = _with_level(cfg, args)
     started = launcher.start(cfg)
     for line in started.lines:
         print(line, flush=True)
     print(f"collbench: then: collbench isolate wait {started.job_id}", file=sys.stderr)
     return 0
+
+
+def _with_level(cfg: Config, args: argparse.Namespace) -> Config:
+    """isolate.expected_busbw 0 (pairs, random): the level of a healthy pair from the results history, and
+    where it came from, written into the run's config for its verdict; too little history: the run's own
+    median, and the verdict says why."""
+    settings = cfg.isolate
+    if settings.expected_busbw or not settings.from_history or settings.resolved_mode(cfg.nodes) == "bisect":
+        return cfg
+    from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
+
+    cluster = cfg.history.cluster or cluster_name()
+    found = expected_pair_busbw(cfg, cluster, sizes=settings.sizes, for_what="isolate")
+    if found is None:
+        level, source = 0.0, f"too little history on {cluster} for a level (fewer than 3 healthy 2-node runs)"
+        print(f"collbench: isolate: {source}; the level is the run's own median", file=sys.stderr)
+    else:
+        level, source = found
+        print(f"# healthy level of a pair: {level:.3g} GB/s, {source}", flush=True)
+    return load_config(args.config, [*args.words, "task=isolate", f"isolate.expected_busbw={level}",
+                                     f"isolate.expected_from={json.dumps(source)}"])  # fmt: skip
 
 
 def plan_lines(cfg: Config) -> list[str]:
@@ -115,8 +139,6 @@ def _report(run: RunDir, args: argparse.Namespace) -> int:
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
     iso = _assess(outcome, run)
     if args.format == "json":
-        import json
-
         print(json.dumps(to_plain(iso), indent=1))
     else:
         _print(iso, outcome, run)

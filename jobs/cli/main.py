@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.check import add_command as add_check_command
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
+    from jobs.cli.history import add_against_history
     from jobs.cli.history import add_command as add_history_command
     from jobs.cli.isolate import add_command
     from jobs.cli.sweeps import add_commands
@@ -112,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
             _add_output_args(command)
         if name == "report":
             command.add_argument("--plot", metavar="FILE.png", help="also draw busbw against size (needs matplotlib)")
+        if name in ("wait", "report"):
+            add_against_history(command)
         command.set_defaults(handler=handler)
     return parser
 
@@ -257,7 +260,12 @@ def _cmd_logs(args: argparse.Namespace) -> int:
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:
-    return wait_and_render(_find(args), args.timeout, args, _render)
+    _check_tolerance(args)  # bad input is said before the wait, not after it
+
+    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
+        return max(_print_outcome(outcome, run, fmt), _against_history(outcome, run, args))
+
+    return wait_and_render(_find(args), args.timeout, args, render)
 
 
 Render = Callable[[RunOutcome, RunDir, str], int]
@@ -265,6 +273,23 @@ Render = Callable[[RunOutcome, RunDir, str], int]
 
 def _render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
     return _print_outcome(outcome, run, fmt)
+
+
+def _check_tolerance(args: argparse.Namespace) -> None:
+    if getattr(args, "against_history", False):
+        from jobs.inspect.compare import Tolerance
+
+        Tolerance.parse(args.tolerance, [])
+
+
+def _against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
+    """With --against-history: the run held against its history (reads it; writes nothing into the run)."""
+    if not getattr(args, "against_history", False):
+        return EXIT_OK
+    from jobs.cli.history import against_history
+    from jobs.inspect.compare import Tolerance
+
+    return against_history(run, outcome.rows, Tolerance.parse(args.tolerance, []), args.db, args.format)
 
 
 def wait_and_render(
@@ -307,6 +332,7 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    _check_tolerance(args)
     run = _find(args)
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
@@ -318,6 +344,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     code = _print_outcome(outcome, run, args.format)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
+    code = max(code, _against_history(outcome, run, args))
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code

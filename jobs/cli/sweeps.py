@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from jobs.cli.history import add_against_history
 from jobs.config.model import ConfigError, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.inspect.report import assess
@@ -33,9 +34,14 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     scale.add_argument("--plot", metavar="FILE.png", help="report: busbw against node count (needs matplotlib)")
     scale.set_defaults(handler=cmd_scale)
 
-    compare = commands.add_parser("compare", help="busbw of a candidate run (or sweep) against a baseline")
+    compare = commands.add_parser(
+        "compare",
+        help="busbw of a candidate run (or sweep) against a baseline; or: compare RUN --against-history",
+    )
     compare.add_argument("baseline", metavar="BASELINE", help="run or sweep: directory or id")
-    compare.add_argument("candidate", metavar="CANDIDATE", help="run or sweep: directory or id")
+    compare.add_argument(
+        "candidate", metavar="CANDIDATE", nargs="?", help="run or sweep: directory or id (not with --against-history)"
+    )
     compare.add_argument("--tolerance", default="5%", help="allowed busbw drop (default 5%%)")
     compare.add_argument(
         "--band-tolerance",
@@ -46,6 +52,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     compare.add_argument("--output-dir", default="runs", help="where to look up ids (default: runs)")
     compare.add_argument("--json", metavar="FILE", help="also write every compared row and the verdict as JSON")
+    add_against_history(compare, tolerance=False)
     compare.set_defaults(handler=cmd_compare)
 
 
@@ -156,6 +163,15 @@ def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int
 
 def cmd_compare(args: argparse.Namespace) -> int:
     tolerance = Tolerance.parse(args.tolerance, args.band_tolerance)
+    if args.against_history:
+        if args.candidate is not None:
+            raise ConfigError(
+                f"compare --against-history: give one run or sweep, not two ({args.baseline} {args.candidate}): "
+                "its baseline is the history's"
+            )
+        return _compare_with_history(args, tolerance)
+    if args.candidate is None:
+        raise ConfigError("compare: give BASELINE and CANDIDATE, or one run with --against-history")
     sweeps = [is_sweep(ref, args.output_dir) for ref in (args.baseline, args.candidate)]
     if sweeps[0] != sweeps[1]:
         raise ConfigError("compare: give two runs or two sweeps, not one of each")
@@ -205,3 +221,27 @@ def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Compariso
         label = f"{nodes}n"
         parts.append(compare_rows(assess(base_runs[nodes]).rows, assess(cand_runs[nodes]).rows, tolerance, label))
     return merge(parts)
+
+
+def _compare_with_history(args: argparse.Namespace, tolerance: Tolerance) -> int:
+    """`compare RUN --against-history`: the run (or each run of a sweep) against the median of the last healthy
+    runs of its config and node count in the history; reads the runs, writes nothing into them."""
+    from jobs.cli.history import held_lines, say_held
+    from jobs.history.against import MADS
+    from jobs.history.held import hold_run
+
+    if is_sweep(args.baseline, args.output_dir):
+        runs = list(runs_by_nodes(find_sweep(args.baseline, args.output_dir)).values())
+    else:
+        runs = [find_run(args.baseline, args.output_dir)]
+    words = f"max({tolerance.describe()}, {MADS:g} MAD)"
+    code, plain = 0, []
+    for run in runs:
+        held = hold_run(run, assess(run).rows, tolerance.for_size, words, args.db)
+        print("\n".join(held_lines(held)), flush=True)
+        say_held(held, prefix=f"{held.run_id}: " if len(runs) > 1 else "")
+        code = max(code, held.judgement.exit_code)
+        plain.append(held.to_plain())
+    if args.json:
+        write_json_atomic(Path(args.json), {"against_history": plain})
+    return code

@@ -51,7 +51,15 @@ class IsolateSettings:
     tolerance: float = DEFAULT_TOLERANCE
     """A measurement is slow below (1 - tolerance) x the healthy level."""
     expected_busbw: float = 0.0
-    """The healthy level in GB/s; 0: the median of the nodes' median busbw (bisect: the best figure so far)."""
+    """The healthy level in GB/s; 0: from the results history (isolate.from_history), else the median of the
+    nodes' median busbw (bisect: the best figure so far)."""
+    from_history: bool = True
+    """With isolate.expected_busbw 0 (pairs and random): collbench isolate takes the level from the results
+    history, the median of the last healthy 2-node runs of isolate.op at isolate.sizes on this cluster, when it
+    holds at least 3; else the run's own median."""
+    expected_from: str = ""
+    """Where the level came from, in words, for the verdict: set by collbench isolate when it consults the
+    history (not to be set by hand)."""
 
     def resolved_mode(self, nodes: int) -> IsolateMode:
         if self.mode != "auto":

@@ -15,11 +15,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from collectives.results import SummaryRow
+from collectives.results import SummaryRow, iter_rank_results
 from jobs.config.model import Config
 from jobs.config.schema import to_plain
+from jobs.inspect.analysis import Analyser
 from jobs.inspect.isolate import assess_isolate, verdict_record
-from jobs.inspect.report import assess, read_statuses
+from jobs.inspect.postmortem import CAUSES, examine
+from jobs.inspect.report import assess, read_statuses, result_files
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -34,6 +36,8 @@ Row = dict[str, Any]
 NOT_IN_FINGERPRINT = ("output_dir", "history", "nodes", "ranks", "faults")
 """Config keys that do not change what is measured: two runs that differ only in these compare."""
 SLURM_NOT_IN_FINGERPRINT = ("time_min", "exclude", "nodelist", "job_name", "comment")
+ISOLATE_NOT_IN_FINGERPRINT = ("from_history", "expected_from")
+"""Keys added after runs were recorded that change nothing measured: left out, so those runs still compare."""
 
 
 class NotEnded(Exception):
@@ -60,6 +64,9 @@ def fingerprint(cfg: Config) -> str:
     slurm = plain.get("slurm", {})
     for key in SLURM_NOT_IN_FINGERPRINT:
         slurm.pop(key, None)
+    isolate = plain.get("isolate", {})
+    for key in ISOLATE_NOT_IN_FINGERPRINT:
+        isolate.pop(key, None)
     plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(("NCCL_", "GLOO_", "UCX_"))}
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -70,13 +77,13 @@ def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
     cfg = load_run_config(run)
     summary = _summary(run)
     statuses = read_statuses(run)
-    env = _rank0_env(run)
+    env = rank0_env(run)
     attempts = read_attempts(run)
     record = RunRecord(run=_identity(run, meta, cfg, summary, statuses, env, sweep_id, len(attempts)))
     record.children = {
         "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
         "results": [_result(row) for row in summary.rows],
-        "hosts": _hosts(statuses, summary.rows),
+        "hosts": _hosts(run, meta, statuses, summary),
         "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
         "attempts": [
             {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
@@ -100,7 +107,8 @@ def _summary(run: RunDir) -> Summary:
     )
 
 
-def _rank0_env(run: RunDir) -> dict[str, Any]:
+def rank0_env(run: RunDir) -> dict[str, Any]:
+    """Rank 0's environment file, or nothing."""
     try:
         return read_json(run.rank_env(0))
     except (OSError, ValueError):
@@ -118,7 +126,6 @@ def _identity(
     attempts: int,
 ) -> Row:
     hosts = sorted({s.host for s in statuses.values()})
-    variables = env.get("variables", {})
     return {
         "run_id": meta.run_id or run.run_id,
         "sweep_id": sweep_id,
@@ -126,10 +133,10 @@ def _identity(
         "attempt": max(attempts - 1, 0),
         "task": str(meta.task),
         "launcher": str(meta.launcher),
-        "started": min((s.started for s in statuses.values()), default=run.meta_file.stat().st_mtime),
+        "started": started_of(run, statuses),
         "ended": _ended(run, statuses),
         "user": _owner(run.path),
-        "cluster": cfg.history.cluster or variables.get("SLURM_CLUSTER_NAME") or "local",
+        "cluster": cluster_of(cfg, env),
         "config": fingerprint(cfg),
         "nodes": meta.nodes,
         "hostlist": collect_hostlist(hosts) if hosts else "",
@@ -143,6 +150,16 @@ def _identity(
         "outcome": "passed" if summary.passed else "failed",
         "recorded": time.time(),
     }
+
+
+def started_of(run: RunDir, statuses: dict[int, RankStatus]) -> float:
+    """When the run started: its first rank's start, else when its directory was made."""
+    return min((s.started for s in statuses.values()), default=run.meta_file.stat().st_mtime)
+
+
+def cluster_of(cfg: Config, env: dict[str, Any]) -> str:
+    """history.cluster, else Slurm's cluster name as rank 0 saw it, else 'local'."""
+    return str(cfg.history.cluster or env.get("variables", {}).get("SLURM_CLUSTER_NAME") or "local")
 
 
 def _ended(run: RunDir, statuses: dict[int, RankStatus]) -> float:
@@ -177,14 +194,39 @@ def _result(row: SummaryRow) -> Row:
     }  # fmt: skip
 
 
-def _hosts(statuses: dict[int, RankStatus], rows: list[SummaryRow]) -> list[Row]:
+def _hosts(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus], summary: Summary) -> list[Row]:
+    """Each host's ranks, those that failed or stopped (facts), and the run's verdict on it: its ranks the
+    verdict blames for a failure, and the report's line when it is slow at its own work."""
     ranks = Counter(s.host for s in statuses.values())
     failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
-    slowest = Counter(row.slowest_host for row in rows if not row.group)
+    blamed = _blamed(run, meta, statuses) if not summary.passed else Counter()
+    slow = _slow_hosts(run)
     return [
-        {"host": host, "ranks": n, "failed_ranks": failed[host], "slowest_rows": slowest[host]}
+        {
+            "host": host,
+            "ranks": n,
+            "failed_ranks": failed[host],
+            "blamed_ranks": blamed[host],
+            "slow": slow.get(host, ""),
+        }
         for host, n in sorted(ranks.items())
     ]
+
+
+def _blamed(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus]) -> Counter[str]:
+    """Ranks per host that the verdict names as the cause (postmortem's CAUSES): not those srun's clean-up
+    stopped after another rank failed, nor those that only noticed a lost peer."""
+    postmortem = examine(run, statuses, meta.world_size)
+    return Counter(end.host for end in postmortem.ends.values() if end.kind in CAUSES)
+
+
+def _slow_hosts(run: RunDir) -> dict[str, str]:
+    """The report's own rule (jobs.inspect.analysis): a host is slow only on evidence of its own; which rank's
+    timer read longest in a collective is none."""
+    analyser = Analyser()
+    for record in iter_rank_results(result_files(run), keep_times=False):
+        analyser.add(record)
+    return analyser.slow_hosts()
 
 
 def _fabric(plain: dict[str, Any], hosts: set[str]) -> list[Row]:

@@ -6,7 +6,7 @@ ingest` catches up). And collbench check's one question: what a healthy pair of 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -54,18 +54,25 @@ def record_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
         history.close()
 
 
-def expected_pair_busbw(cfg: Config, cluster: str, say: Callable[[str], None] = _stderr) -> tuple[float, str] | None:
-    """collbench check's expected level from the history: (GB/s, where it comes from), or None when the
-    history holds too few healthy 2-node runs at check.sizes or cannot be read (one line said)."""
+def expected_pair_busbw(
+    cfg: Config,
+    cluster: str,
+    say: Callable[[str], None] = _stderr,
+    sizes: Sequence[int] | None = None,
+    for_what: str = "the check",
+) -> tuple[float, str] | None:
+    """The expected level of a healthy pair from the history, for collbench check (at check.sizes) or isolate
+    (`sizes`: isolate.sizes): (GB/s, where it comes from), or None when the history holds too few healthy
+    2-node runs at those sizes or cannot be read (one line said)."""
     try:
         history = open_history(cfg.history.url)
     except HistoryError as error:
-        say(f"history: no expected level for the check ({error}); the pairs are judged against their median")
+        say(f"history: no expected level for {for_what} ({error}); the pairs are judged against their median")
         return None
     try:
-        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes)
+        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes if sizes is None else sizes)
     except SQLAlchemyError as error:
-        say(f"history {history.where}: no expected level for the check ({first_line(error)})")
+        say(f"history {history.where}: no expected level for {for_what} ({first_line(error)})")
         return None
     finally:
         history.close()

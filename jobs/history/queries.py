@@ -11,16 +11,13 @@ from typing import Any
 from sqlalchemy import Select, and_, exists, func, or_, select
 
 from jobs.history import schema
+from jobs.history.against import BASELINE_RUNS, MIN_BASELINE_RUNS, Key, Past
 from jobs.history.database import History
 
 Row = dict[str, Any]
 RUN_COLUMNS = ("run_id", "started", "cluster", "config", "nodes", "world_size", "hostlist", "task", "job_id",
                "attempt", "outcome", "sweep_id")  # fmt: skip
 FIGURES = ("busbw", "algbw", "time_us")
-BASELINE_RUNS = 20
-"""K: a baseline is the median of the last K healthy runs."""
-MIN_BASELINE_RUNS = 3
-"""Fewer healthy runs than this: too little history, said as such."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +100,69 @@ def pair_level(history: History, cluster: str, op: str, sizes: Sequence[int]) ->
     return max(found, key=lambda pair: pair[1].median, default=None)
 
 
+@dataclass(frozen=True, slots=True)
+class Comparable:
+    """What makes runs comparable: the same cluster, config fingerprint and node count."""
+
+    cluster: str
+    config: str
+    nodes: int
+    before: float
+    """Only runs started before this (the run held against them)."""
+    run_id: str = ""
+    """The run itself, never part of its own baseline."""
+
+
+def past_figures(history: History, like: Comparable, k: int = BASELINE_RUNS) -> dict[Key, Past]:
+    """The best busbw per (op, requested size) of the last `k` healthy runs comparable to `like`, oldest first."""
+    runs, results = schema.runs.c, schema.results.c
+    last = (
+        select(runs.id)
+        .where(runs.cluster == like.cluster, runs.config == like.config, runs.nodes == like.nodes)
+        .where(runs.started < like.before, runs.run_id != like.run_id, runs.outcome == "passed")
+        .order_by(runs.started.desc())
+        .limit(k)
+        .subquery()
+    )
+    query = (
+        select(runs.run_id, runs.started, results.op, results.requested_size, func.max(results.busbw).label("busbw"))
+        .join(schema.results, results.run == runs.id)
+        .where(runs.id.in_(select(last.c.id)), results.group == "")
+        .group_by(runs.id, runs.run_id, runs.started, results.op, results.requested_size)
+        .order_by(runs.started, runs.run_id)
+    )
+    found: dict[Key, list[tuple[str, float]]] = {}
+    with history.engine.connect() as connection:
+        for row in connection.execute(query):
+            found.setdefault((row.op, int(row.requested_size)), []).append((row.run_id, float(row.busbw)))
+    return dict(found)
+
+
+def recorded_run(history: History, run_id: str) -> Row | None:
+    """A run's `runs` row, by its run id or the first digits of one that no other shares; None if none."""
+    runs = schema.runs.c
+    with history.engine.connect() as connection:
+        found = connection.execute(select(schema.runs).where(runs.run_id == run_id)).mappings().first()
+        if found is None:
+            like = select(schema.runs).where(runs.run_id.startswith(run_id, autoescape=True)).limit(2)
+            matches = connection.execute(like).mappings().all()
+            found = matches[0] if len(matches) == 1 else None
+    return None if found is None else dict(found)
+
+
+def recorded_rows(history: History, run: Row) -> list[Row]:
+    """A recorded run's result rows (as they came, every placement and root)."""
+    results = schema.results.c
+    query = select(schema.results).where(results.run == run["id"]).order_by(results.op, results.requested_size)
+    with history.engine.connect() as connection:
+        return [dict(row) for row in connection.execute(query).mappings()]
+
+
 def node_record(history: History, host: str) -> list[Row]:
-    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, failed ranks."""
+    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, ranks blamed for a
+    failure, slow at its own work: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
-    events += _failures(history, host)
+    events += _failures(history, host) + _slow(history, host)
     return sorted(events, key=lambda e: (e["started"], e["run_id"], e["what"]))
 
 
@@ -145,6 +201,15 @@ def _fabric(history: History, host: str) -> list[Row]:
 
 
 def _failures(history: History, host: str) -> list[Row]:
+    """Runs whose verdict blamed ranks of `host`: not those where its ranks were only stopped by srun's
+    clean-up, or noticed a peer lost, after another node's failure."""
     t = schema.hosts.c
-    query = _with_run(t.failed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.failed_ranks > 0)
-    return _rows(history, query, "failure", "{failed_ranks} of its {ranks} rank(s) failed or stopped")
+    query = _with_run(t.blamed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
+    return _rows(history, query, "failure", "{blamed_ranks} of its {ranks} rank(s) named the cause of the failure")
+
+
+def _slow(history: History, host: str) -> list[Row]:
+    """Runs whose report named `host` slow at its own work (never for where its timers came last)."""
+    t = schema.hosts.c
+    query = _with_run(t.slow).join(schema.hosts).where(t.host == host, t.slow != "")
+    return _rows(history, query, "slow host", "{slow}")

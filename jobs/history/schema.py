@@ -108,7 +108,8 @@ hosts = Table(
     Column("host", HOST, nullable=False),
     Column("ranks", Integer, nullable=False),
     Column("failed_ranks", Integer, nullable=False),
-    Column("slowest_rows", Integer, nullable=False),
+    Column("blamed_ranks", Integer, nullable=False, server_default="0"),
+    Column("slow", Text, nullable=False, server_default=""),
     Index("ix_hosts_run", "run"),
     Index("ix_hosts_host", "host"),
 )

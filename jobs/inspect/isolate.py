@@ -144,7 +144,7 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
     if verdict is None:
         out.append("# no round finished: nothing to judge")
     else:
-        origin = "isolate.expected_busbw" if rounds.settings.expected_busbw else _level_origin(rounds)
+        origin = _origin(rounds)
         out.append(
             f"# healthy level {verdict.level:.3f} GB/s ({origin}), spread (MAD) {verdict.spread:.3f}; slow below "
             f"{verdict.level * (1 - verdict.tolerance):.3f} (tolerance {verdict.tolerance:.0%})"
@@ -156,6 +156,15 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
     out.append("")
     out += _findings(iso)
     return out
+
+
+def _origin(rounds: Rounds) -> str:
+    """Where the healthy level came from: the config, the results history, or the run itself (and why)."""
+    settings = rounds.settings
+    if settings.expected_busbw:
+        return settings.expected_from or "isolate.expected_busbw"
+    own = _level_origin(rounds)
+    return f"{own}; {settings.expected_from}" if settings.expected_from else own
 
 
 def _level_origin(rounds: Rounds) -> str:

@@ -86,6 +86,8 @@ def commands(runs: ReadOnlyRuns) -> dict[str, list[str]]:
         "wait": ["wait", run],
         "compare A B": ["compare", run, same],
         "compare A A": ["compare", run, run],
+        "report --against-history": ["report", run, "--against-history"],
+        "compare A --against-history": ["compare", run, "--against-history"],
         "scale report": ["scale", "report", str(runs.sweep)],
         "isolate report": ["isolate", "report", str(runs.isolate)],
         "isolate report --format json": ["isolate", "report", str(runs.isolate), "--format", "json"],

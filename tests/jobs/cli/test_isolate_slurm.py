@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CommandResult, SlurmCluster, collbench
+from tests.jobs.history.session import recorded
 from tests.jobs.launchers.test_faults_slurm import until
 from tests.jobs.launchers.test_submit_slurm import statuses
 
@@ -28,6 +29,9 @@ FAST = [
     "bench.time_budget_ms=100",
     "bench.min_iters=2",
     "bench.warmup_iters=1",
+    # the level from each run's own pairs: the session's history holds 2-node runs of other shapes (2 ranks a
+    # node, other sizes), whose level would judge these pairs by another measure
+    "isolate.from_history=false",
 ]
 SLOW_NODE = ["tc qdisc add dev eth0 root tbf rate 20mbit burst 32kbit latency 400ms"]
 
@@ -132,6 +136,16 @@ def test_a_slow_node_is_the_one_named(slurm_cluster: SlurmCluster, workdir: Path
     assert 'scontrol update NodeName=n3 State=DRAIN Reason="collbench isolate ' in result.stdout
     rounds = len({r["round"] for r in plain["rounds"]})
     assert rounds < 5 if mode == "bisect" else rounds == 5, plain["rounds"]
+    found = recorded(run.name)  # the node verdicts land in the history, n3 the one bad node
+    assert found is not None
+    row, children = found
+    assert (row["task"], row["job_id"], row["outcome"]) == ("isolate", job, "passed")
+    assert children["isolate_links"] == []
+    if mode == "pairs":
+        assert [n["host"] for n in children["isolate_nodes"] if n["bad"]] == ["n3"], children["isolate_nodes"]
+        history = collbench("history", "node", "n3", "--format", "json", cwd=workdir, env=slurm_cluster.env())
+        events = json.loads(history.stdout)["rows"]
+        assert any(e["run_id"] == run.name and e["what"] == "isolate node" for e in events), events
 
 
 def test_a_slow_link_is_named_and_neither_of_its_nodes(slurm_cluster: SlurmCluster, workdir: Path) -> None:

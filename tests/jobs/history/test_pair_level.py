@@ -38,3 +38,32 @@ def test_the_level_of_a_pair_is_the_baseline_of_healthy_two_node_runs(history_ur
     expected = expected_pair_busbw(cfg, "local", said.append)
     assert expected is not None and expected[0] == level.median, said
     assert expected[1] == f"the median of the last 3 healthy 2-node all_reduce runs at {size} B on local in the history"
+
+
+def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, tmp_path: Path) -> None:
+    import argparse
+
+    from jobs.cli.isolate import _with_level
+
+    history = open_history(history_url)
+    sizes = ",".join(map(str, synthetic.SIZES))
+    words = ["nodes=4", f"history.url={history_url}", "history.cluster=local", f"isolate.sizes=[{sizes}]"]
+    args = argparse.Namespace(config="testcluster", words=words)
+    cfg = load_config("testcluster", [*args.words, "task=isolate"])
+    thin = _with_level(cfg, args)
+    assert thin.isolate.expected_busbw == 0 and thin.isolate.expected_from.startswith("too little history on local")
+    for run in [synthetic.sweep_run(tmp_path, slower=s) for s in (1.0, 1.2, 0.9)]:
+        record_run(history, run)
+    with history.engine.begin() as connection:
+        connection.execute(update(schema.runs).values(nodes=2))
+    found = pair_level(history, "local", "all_reduce", list(synthetic.SIZES))
+    assert found is not None
+    level = _with_level(cfg, args).isolate
+    assert level.expected_busbw == found[1].median
+    assert level.expected_from == (
+        f"the median of the last 3 healthy 2-node all_reduce runs at {found[0]} B on local in the history"
+    )
+    assert (
+        _with_level(load_config("testcluster", [*args.words, "isolate.expected_busbw=5"]), args).isolate.expected_from
+        == ""
+    )

@@ -18,6 +18,7 @@ import pytest
 from slurm.submission import unanswering_nodes
 from tests.conftest import CLUSTER_DIR, CLUSTER_LAB, SlurmCluster, collbench, read_jsonl
 from tests.jobs.accusations import assert_accuses_only, everything_said
+from tests.jobs.history.session import recorded
 from tests.jobs.launchers.test_submit_slurm import statuses, submit, wait
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -247,6 +248,12 @@ def test_requeue_keeps_each_attempt_apart_and_resumes_only_on_the_same_nodes(
     assert "collbench: attempt 2 of the job (on n[2-3]) is the one shown; earlier attempts:" in report.stderr
     assert "attempt 0 on n[1-2]: ended REQUEUED (requeued by hand" in report.stderr
     assert "kept in attempts/1/" in report.stderr
+    found = recorded(run.name)  # the history holds the job once, with its latest attempt
+    assert found is not None
+    row, children = found
+    assert (row["job_id"], row["attempt"], row["outcome"], row["hostlist"]) == (job_id, 2, "passed", "n[2-3]")
+    assert [(a["number"], a["nodes"]) for a in children["attempts"]] == [(0, "n[1-2]"), (1, "n[1-2]"), (2, "n[2-3]")]
+    assert sorted(h["host"] for h in children["hosts"]) == ["n2", "n3"]
 
 
 def test_wait_outlives_a_controller_restart(healthy: SlurmCluster, workdir: Path) -> None:

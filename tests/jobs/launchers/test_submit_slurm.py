@@ -17,6 +17,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.config import load_run_config
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from tests.conftest import CommandResult, SlurmCluster, collbench, read_jsonl
+from tests.jobs.history.session import recorded
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
@@ -107,6 +108,14 @@ def test_two_nodes_by_two_tasks_all_ops(slurm_cluster: SlurmCluster, workdir: Pa
     # what sbatch received is exactly what --dry-run renders for this run directory
     submitted = (run / "submitit" / f"{job_id}_submission.sh").read_text()
     assert submitted == slurm_request(load_run_config(RunDir(run)), run).script()
+    # recorded in the history by the wait that saw it end, on the login node
+    found = recorded(run.name)
+    assert found is not None, "the wait that saw the job end records it"
+    row, children = found
+    assert (row["job_id"], row["outcome"], row["nodes"], row["world_size"]) == (job_id, "passed", 2, 4)
+    assert (row["cluster"], row["hostlist"], row["task"]) == ("collbench", nodes, "sweep")
+    assert len(children["results"]) == len(json.loads((run / "summary.json").read_text())["rows"])
+    assert sorted(h["host"] for h in children["hosts"]) == sorted(hosts)
 
 
 def test_three_nodes_by_one_task_ignores_a_stale_rendezvous_in_the_shell(

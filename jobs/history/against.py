@@ -1,0 +1,180 @@
+"""A run held against its own cluster's past: for each (op, size) of the run, its busbw against the
+baseline of the runs before it with the same config fingerprint and node count (the median of the last K
+healthy ones, with its median absolute deviation). Plain data and one pure function: the queries that
+fetch the past live in queries.py, the printing in the CLI.
+
+A drop is a regression when it is beyond the larger of the tolerance (a fraction of the median) and
+MADS median absolute deviations: a noisy figure needs a larger drop to be called. With fewer than
+MIN_BASELINE_RUNS healthy runs before it a row is not judged, and says so."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from statistics import median
+from typing import Any, Literal
+
+BASELINE_RUNS = 20
+"""K: a baseline is the median of the last K healthy runs."""
+MIN_BASELINE_RUNS = 3
+"""Fewer healthy runs than this: too little history, said as such, never guessed."""
+MADS = 3.0
+"""A drop must also exceed this many median absolute deviations to be a regression."""
+
+Key = tuple[str, int]
+"""(op, requested size)."""
+Past = Sequence[tuple[str, float]]
+"""(run id, busbw) of the healthy runs before, oldest first."""
+Verdict = Literal["ok", "faster", "REGRESSION", "too little history"]
+
+
+@dataclass(frozen=True, slots=True)
+class RowVerdict:
+    """One (op, size) of the run against its baseline."""
+
+    op: str
+    size: int
+    busbw: float
+    runs: int
+    """Healthy runs the baseline is taken over (at most K)."""
+    median: float | None = None
+    mad: float | None = None
+    allowed: float | None = None
+    """The largest drop (GB/s) still called ok: max(tolerance x median, MADS x MAD)."""
+    rank: int | None = None
+    """1 + how many of those runs reached a higher busbw: 1 is the best of them all."""
+    percentile: float | None = None
+    """Of those runs, the share (%) this one beats or equals."""
+    against: tuple[str, ...] = ()
+    """The run ids of the baseline, oldest first."""
+    verdict: Verdict = "too little history"
+
+    @property
+    def drop(self) -> float | None:
+        """How far below the median, as a fraction of it (negative: above it)."""
+        if self.median is None or self.median <= 0:
+            return None
+        return 1 - self.busbw / self.median
+
+    def regression(self) -> str:
+        assert self.median is not None and self.mad is not None and self.allowed is not None
+        return (
+            f"{self.op} {self.size} B: busbw {self.busbw:.4g} GB/s is {self.drop or 0:.1%} below the median "
+            f"{self.median:.4g} GB/s of the last {self.runs} healthy runs (MAD {self.mad:.3g}; a drop of more "
+            f"than {self.allowed:.3g} GB/s is a regression)"
+        )
+
+
+@dataclass(slots=True)
+class Judgement:
+    rows: list[RowVerdict] = field(default_factory=list)
+    tolerance: str = ""
+    """The tolerance in words, for the header."""
+
+    @property
+    def regressions(self) -> list[RowVerdict]:
+        return [row for row in self.rows if row.verdict == "REGRESSION"]
+
+    @property
+    def thin(self) -> list[RowVerdict]:
+        """Rows with too little history to judge."""
+        return [row for row in self.rows if row.verdict == "too little history"]
+
+    @property
+    def against(self) -> list[str]:
+        """Every run some row was judged against, oldest first."""
+        return list(dict.fromkeys(run for row in self.rows for run in row.against))
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressions else 0
+
+    def thin_line(self) -> str:
+        """One line for the rows not judged, or ''."""
+        if not self.thin:
+            return ""
+        most = max(row.runs for row in self.thin)
+        what = "any row" if len(self.thin) == len(self.rows) else f"{len(self.thin)} of {len(self.rows)} row(s)"
+        return (
+            f"too little history to judge {what}: at most {most} healthy run(s) before it with the same config "
+            f"fingerprint and node count, at least {MIN_BASELINE_RUNS} needed; not judged"
+        )
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "tolerance": self.tolerance,
+            "mads": MADS,
+            "min_runs": MIN_BASELINE_RUNS,
+            "regressions": [row.regression() for row in self.regressions],
+            "against": self.against,
+            "rows": [{**asdict(row), "against": list(row.against), "drop": row.drop} for row in self.rows],
+        }
+
+
+def judge(
+    figures: Mapping[Key, float],
+    past: Mapping[Key, Past],
+    tolerance: Callable[[int], float],
+    k: int = BASELINE_RUNS,
+    mads: float = MADS,
+    min_runs: int = MIN_BASELINE_RUNS,
+) -> Judgement:
+    """Each (op, size) of `figures` (the run's busbw) against the last `k` of `past` at that key;
+    `tolerance(size)` is the fraction of the median a drop may always reach."""
+    result = Judgement()
+    for (op, size), busbw in sorted(figures.items()):
+        last = list(past.get((op, size), ()))[-k:]
+        if len(last) < min_runs:
+            result.rows.append(RowVerdict(op=op, size=size, busbw=busbw, runs=len(last)))
+            continue
+        values = [value for _, value in last]
+        centre = median(values)
+        mad = median(abs(value - centre) for value in values)
+        allowed = max(tolerance(size) * centre, mads * mad)
+        verdict: Verdict = "ok"
+        if busbw < centre - allowed:
+            verdict = "REGRESSION"
+        elif busbw > centre + allowed:
+            verdict = "faster"
+        result.rows.append(
+            RowVerdict(
+                op=op, size=size, busbw=busbw, runs=len(last), median=centre, mad=mad, allowed=allowed,
+                rank=1 + sum(value > busbw for value in values),
+                percentile=100.0 * sum(value <= busbw for value in values) / len(values),
+                against=tuple(run for run, _ in last), verdict=verdict,
+            )
+        )  # fmt: skip
+    return result
+
+
+HEADER = (
+    f"#{'op':>15} {'size (B)':>12} {'busbw':>10} {'median':>10} {'MAD':>8} {'runs':>5} {'rank':>5} "
+    f"{'pct':>6} {'drop':>7} verdict"
+)
+
+
+def lines(judgement: Judgement) -> list[str]:
+    """The rows as a table, nccl-tests' way: one line per (op, size)."""
+    out = [HEADER]
+    for row in judgement.rows:
+        if row.median is None or row.mad is None:
+            out.append(f"{row.op:>16} {row.size:>12} {row.busbw:>10.3f} {'-':>10} {'-':>8} {row.runs:>5} "
+                       f"{'-':>5} {'-':>6} {'-':>7} {row.verdict}")  # fmt: skip
+            continue
+        out.append(
+            f"{row.op:>16} {row.size:>12} {row.busbw:>10.3f} {row.median:>10.3f} {row.mad:>8.3f} {row.runs:>5} "
+            f"{row.rank:>5} {row.percentile:>5.0f}% {row.drop or 0:>7.1%} {row.verdict}"
+        )
+    return out
+
+
+def best_figures(rows: Sequence[Any]) -> dict[Key, float]:
+    """The run's figure per (op, requested size): its best busbw over placements and roots, as the history's
+    trend takes it; rows of an isolate group are not the whole job's and are left out."""
+    best: dict[Key, float] = {}
+    for row in rows:
+        if getattr(row, "group", ""):
+            continue
+        key = (str(row.op), int(row.requested_size))
+        best[key] = max(best.get(key, float("-inf")), float(row.busbw))
+    return best

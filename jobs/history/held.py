@@ -1,0 +1,102 @@
+"""The two ways a run is held against its history: a run directory (`wait`, `report` and `compare
+--against-history`: the run's rows as just assessed, its place worked out from its records, read only)
+and a recorded run (`collbench history show`: its rows and place from the database alone). Both judge
+with against.judge over the same query, past_figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jobs.config.model import Config
+from jobs.history.against import BASELINE_RUNS, Judgement, best_figures, judge
+from jobs.history.database import HistoryError, open_history
+from jobs.history.gather import cluster_of, fingerprint, rank0_env, started_of
+from jobs.history.queries import Comparable, past_figures, recorded_rows, recorded_run
+from jobs.inspect.report import read_statuses
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.config import load_run_config
+
+
+@dataclass(slots=True)
+class HeldRun:
+    """A run's judgement, with what it was judged among, in words for the header."""
+
+    run_id: str
+    like: Comparable
+    where: str
+    """The history's URL, without a password."""
+    judgement: Judgement
+
+    def header(self) -> str:
+        return (
+            f"# {self.run_id} against the history ({self.where}): cluster {self.like.cluster}, config "
+            f"{self.like.config}, {self.like.nodes} node(s); baseline: the median of the last {BASELINE_RUNS} "
+            f"healthy runs before it; a regression: below the median by more than {self.judgement.tolerance}"
+        )
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "history": self.where,
+            "cluster": self.like.cluster,
+            "config": self.like.config,
+            "nodes": self.like.nodes,
+            **self.judgement.to_plain(),
+        }
+
+
+def comparable(run: RunDir, cfg: Config) -> Comparable:
+    """What `run` compares with, from its own records (nothing written)."""
+    meta = run.read_meta()
+    statuses = read_statuses(run)
+    return Comparable(
+        cluster=cluster_of(cfg, rank0_env(run)),
+        config=fingerprint(cfg),
+        nodes=meta.nodes,
+        before=started_of(run, statuses),
+        run_id=meta.run_id or run.run_id,
+    )
+
+
+def hold_run(
+    run: RunDir, rows: Sequence[Any], tolerance: Callable[[int], float], words: str, url: str | None = None
+) -> HeldRun:
+    """The run directory's `rows` against the history `url` (default: the run's history.url); HistoryError
+    when the history cannot be opened."""
+    cfg = load_run_config(run)
+    like = comparable(run, cfg)
+    history = open_history(cfg.history.url if url is None else url)
+    try:
+        judgement = judge(best_figures(rows), past_figures(history, like), tolerance)
+    finally:
+        history.close()
+    judgement.tolerance = words
+    return HeldRun(like.run_id, like, history.where, judgement)
+
+
+def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], float], words: str) -> HeldRun:
+    """A recorded run, from the database alone, against the runs recorded before it."""
+    history = open_history(history_url)
+    try:
+        found = recorded_run(history, run_id)
+        if found is None:
+            raise HistoryError(
+                f"history show: no run {run_id!r} in {history.where}; `collbench history list` lists them"
+            )
+        like = Comparable(found["cluster"], found["config"], found["nodes"], found["started"], found["run_id"])
+        rows = [_Row(r["op"], r["requested_size"], r["busbw"], r["group"]) for r in recorded_rows(history, found)]
+        judgement = judge(best_figures(rows), past_figures(history, like), tolerance)
+    finally:
+        history.close()
+    judgement.tolerance = words
+    return HeldRun(like.run_id, like, history.where, judgement)
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    op: str
+    requested_size: int
+    busbw: float
+    group: str

@@ -1,0 +1,55 @@
+"""The judgement of a run against its history, as a pure function over rows: a drop beyond the larger of
+the tolerance and 3 MAD is a regression; too little history is said, never guessed."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from jobs.history.against import MIN_BASELINE_RUNS, best_figures, judge, lines
+
+KEY = ("all_reduce", 1 << 20)
+
+
+def _past(*values: float) -> dict[tuple[str, int], list[tuple[str, float]]]:
+    return {KEY: [(f"run{i}", value) for i, value in enumerate(values)]}
+
+
+def test_a_drop_beyond_the_tolerance_is_a_regression_and_names_its_figures_and_runs() -> None:
+    judged = judge({KEY: 80.0}, _past(100.0, 101.0, 99.0, 100.0), lambda size: 0.05)
+    (row,) = judged.rows
+    assert row.verdict == "REGRESSION" and judged.exit_code == 1
+    assert (row.median, row.mad, row.runs, row.rank, row.percentile) == (100.0, 0.5, 4, 5, 0.0)
+    assert row.against == ("run0", "run1", "run2", "run3") == tuple(judged.against)
+    said = row.regression()
+    assert "busbw 80 GB/s is 20.0% below the median 100 GB/s of the last 4 healthy runs (MAD 0.5" in said
+
+
+def test_a_noisy_history_needs_a_drop_beyond_3_mad() -> None:
+    noisy = _past(60.0, 100.0, 140.0, 100.0, 80.0, 120.0)  # median 100, MAD 20: 3 MAD is 60 GB/s
+    assert judge({KEY: 80.0}, noisy, lambda size: 0.05).rows[0].verdict == "ok"
+    assert judge({KEY: 39.0}, noisy, lambda size: 0.05).rows[0].verdict == "REGRESSION"
+    assert judge({KEY: 161.0}, noisy, lambda size: 0.05).rows[0].verdict == "faster"
+
+
+def test_too_little_history_is_said_and_does_not_fail() -> None:
+    judged = judge({KEY: 1.0, ("all_reduce", 8): 1.0}, _past(*[100.0] * (MIN_BASELINE_RUNS - 1)), lambda size: 0.05)
+    assert judged.exit_code == 0 and [r.verdict for r in judged.rows] == ["too little history"] * 2
+    assert judged.against == [] and judged.rows[0].median is None
+    assert "too little history to judge any row: at most 2 healthy run(s)" in judged.thin_line()
+    assert len(lines(judged)) == 3
+
+
+def test_only_the_last_k_runs_count_and_the_tolerance_is_per_size() -> None:
+    old_then_new = _past(*[10.0] * 5, *[100.0] * 20)
+    row = judge({KEY: 97.0}, old_then_new, lambda size: 0.05).rows[0]
+    assert row.median == 100.0 and row.runs == 20 and row.verdict == "ok" and row.against[0] == "run5"
+    assert judge({KEY: 97.0}, old_then_new, lambda size: 0.01).rows[0].verdict == "REGRESSION"
+
+
+def test_the_run_figure_is_its_best_over_placements_leaving_isolate_groups_out() -> None:
+    rows = [
+        SimpleNamespace(op="all_reduce", requested_size=8, busbw=1.0, group=""),
+        SimpleNamespace(op="all_reduce", requested_size=8, busbw=2.0, group=""),
+        SimpleNamespace(op="all_reduce", requested_size=8, busbw=9.0, group="n[1-2]"),
+    ]
+    assert best_figures(rows) == {("all_reduce", 8): 2.0}

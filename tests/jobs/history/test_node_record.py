@@ -1,0 +1,62 @@
+"""A node's record agrees with the run's own verdict: a failure counts against the node the verdict
+blames, not against the nodes whose ranks srun's clean-up stopped after it; a host is slow only where the
+report names it slow at its own work, never for whose timer read longest inside a collective."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from jobs.history.database import open_history
+from jobs.history.ingest import record_run
+from jobs.history.queries import node_record
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.rank import STATUS, RankState
+from tests.jobs.rundir import synthetic
+
+HOSTS = ("n1", "n1", "n2", "n2")
+
+
+def _four_ranks(output_dir: Path, own_s: dict[int, float], late: dict[int, float]) -> RunDir:
+    """A finished run of 4 ranks on n1 and n2: each measurement 0.2 s; ranks in `late` start and end it
+    later (their timers read longest), ranks in `own_s` spend that long of their own between measurements."""
+    run = synthetic.sweep_run(output_dir, ranks=4)
+    run.update_meta(nodes=2)
+    for rank, host in enumerate(HOSTS):
+        clock, lines = 1000.0 + late.get(rank, 0.0), []
+        for step in range(10):
+            clock += own_s.get(rank, 0.0005 + 0.0001 * ((rank * 7 + step) % 3))
+            base = synthetic.result(rank, host, 1024 << step, 4, 100.0 * (1.5 if rank in late else 1.0))
+            lines.append(dataclasses.replace(base, started_at=clock, ended_at=clock + 0.2))
+            clock += 0.2
+        synthetic._rank_files(run, rank, host, rank // 2, lines)
+    return run
+
+
+def test_only_the_blamed_node_counts_a_failure_and_only_the_report_s_slow_host_is_slow(
+    history_url: str, tmp_path: Path
+) -> None:
+    history = open_history(history_url)
+    slow = _four_ranks(tmp_path, own_s={3: 0.3}, late={0: 0.05, 1: 0.05})  # n1's timers last, n2 slow on its own
+    failed = _four_ranks(tmp_path, own_s={}, late={})
+    now = time.time()
+    for rank, state in ((2, RankState.FAILED), (0, RankState.STOPPED), (1, RankState.STOPPED), (3, RankState.STOPPED)):
+        status = STATUS.read(failed.rank_status(rank))
+        error = "RuntimeError: CUDA error: an illegal memory access" if state is RankState.FAILED else ""
+        signal = "SIGTERM" if state is RankState.STOPPED else ""
+        STATUS.write(failed.rank_status(rank), dataclasses.replace(
+            status, state=state, error=error, signal=signal, failed_at=now if error else 0.0,
+            stopped_at=now + 1 if signal else 0.0,
+        ))  # fmt: skip
+    assert record_run(history, slow) and record_run(history, failed)
+
+    n1 = node_record(history, "n1")
+    assert n1 == [], "its ranks were stopped after n2's failed, and came last in collectives: no verdict names it"
+    n2 = node_record(history, "n2")
+    assert sorted((e["run_id"], e["what"]) for e in n2) == sorted(
+        [(slow.run_id, "slow host"), (failed.run_id, "failure")]
+    )
+    by_what = {e["what"]: e["detail"] for e in n2}
+    assert by_what["failure"] == "1 of its 2 rank(s) named the cause of the failure"
+    assert by_what["slow host"].startswith("n2: rank(s) 3 slow at their own work")
