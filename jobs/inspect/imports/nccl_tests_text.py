@@ -48,6 +48,8 @@ _KNOWN_COMMENTS = (
     "# skipping json output",
 )
 _PER_ITER = " and four i_* columns"
+COLUMNS: tuple[str, ...] = ("size", "count", "type", "redop", "root")
+"""The columns before the figures from 2.13 on (common.cu, then util.cu's writeBenchmarkLinePreamble)."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d$")
 
 
@@ -57,6 +59,7 @@ def parse_text(path: Path, parsed: Parsed) -> None:
     lines = data.splitlines()
     table: Table | None = None
     per_placement = 4
+    columns = COLUMNS
 
     pending: tuple[BadImport, list[Row], Table] | None = None
     """A row that does not parse (or holds one placement only): the output cut short mid-row if nothing
@@ -108,6 +111,9 @@ def parse_text(path: Path, parsed: Parsed) -> None:
         elif _is_column_header(line):
             table.cputime = "cputime" in line
             per_placement = 8 if "i_min" in line else 4
+            words = line.lstrip("#").split()
+            first = next((i for i, word in enumerate(words) if word in ("time", "cputime")), len(words))
+            columns = tuple(words[:first])
         elif match := _OOB.match(line):
             table.out_of_bounds = int(match[1])
         elif match := _AVG.match(line):
@@ -117,7 +123,7 @@ def parse_text(path: Path, parsed: Parsed) -> None:
             table.errors.append(match[1])
         elif _looks_like_row(line):
             try:
-                rows, whole = _row(raw, where, per_placement, table)
+                rows, whole = _row(raw, where, columns, per_placement, table)
             except BadImport as damaged:
                 pending = (damaged, [], table)
                 continue
@@ -185,22 +191,29 @@ NULL_BODY_AT = (52, 84)
 writeBenchMarkLineNullBody left them out (a trace replay runs in place only)."""
 
 
-def _row(line: str, where: str, per_placement: int, table: Table) -> tuple[list[Row], bool]:
-    """The row's placements, and whether it is whole (both placements, or in place alone by design)."""
+def _row(line: str, where: str, columns: tuple[str, ...], per_placement: int, table: Table) -> tuple[list[Row], bool]:
+    """The row's placements, and whether it is whole (both placements, or in place alone by design).
+    `columns`: the column header's words before the figures (up to 2.11 each op printed its own: all_gather
+    no redop and no root, broadcast a root but no redop, ...)."""
     fields = line.split()
     if len(fields) >= 2 and _TIMESTAMP.match(fields[-2]):
         fields = fields[:-2]  # -S 1: the in-place time's wall-clock timestamp
-    placements = fields[5:]
-    if len(fields) < 5 or len(placements) not in (per_placement, 2 * per_placement):
+    lead = len(columns)
+    placements = fields[lead:]
+    if len(fields) < lead or len(placements) not in (per_placement, 2 * per_placement):
         raise BadImport(
-            f"{where}: damaged row: {len(fields)} columns, where nccl-tests prints 5 + {per_placement} per placement "
-            f"(size count type redop root, then time algbw busbw #wrong{_PER_ITER if per_placement == 8 else ''})"
+            f"{where}: damaged row: {len(fields)} columns, where nccl-tests prints {lead} ({' '.join(columns)}) + "
+            f"{per_placement} per placement (time algbw busbw #wrong{_PER_ITER if per_placement == 8 else ''})"
         )
-    size, count, dtype, redop, root = fields[:5]
+    named = dict(zip(columns, fields[:lead], strict=True))
+    size, count, dtype = named.get("size", ""), named.get("count", ""), named.get("type", "")
+    redop, root = named.get("redop", "none"), named.get("root", "-1")
     try:
-        root_rank = int(root)
+        root_rank, size_bytes, elements = int(root), int(size), int(count)
     except ValueError:
-        raise BadImport(f"{where}: damaged row: root {root!r} is not a rank") from None
+        raise BadImport(
+            f"{where}: damaged row: size {size!r}, count {count!r}, root {root!r} are not integers"
+        ) from None
     rows = []
     groups = (
         [placements[:per_placement], placements[per_placement:]] if len(placements) > per_placement else [placements]
@@ -211,7 +224,7 @@ def _row(line: str, where: str, per_placement: int, table: Table) -> tuple[list[
         algbw = _number(group[1], where, "algbw")
         busbw = _number(group[2], where, "busbw")
         rows.append(
-            Row(size=int(size), count=int(count), type=dtype, redop=redop, root=root_rank,
+            Row(size=size_bytes, count=elements, type=dtype, redop=redop, root=root_rank,
                 in_place=null_body or index == 1, time_us=time_us, algbw=algbw, busbw=busbw,
                 wrong=_wrong(group[3], where, table), where=where)
         )  # fmt: skip
