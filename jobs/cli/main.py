@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_against_history
     from jobs.cli.history import add_command as add_history_command
+    from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate import add_command
     from jobs.cli.sweeps import add_commands
 
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     add_history_command(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)
+    add_import_command(commands)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),

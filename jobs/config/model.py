@@ -14,6 +14,7 @@ from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supporte
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
 from jobs.config.check import CheckSettings
+from jobs.config.exports import ExportSettings
 from jobs.config.fabric import FabricSettings
 from jobs.config.history import HistorySettings
 from jobs.config.isolate import IsolateSettings
@@ -66,9 +67,11 @@ class Faults:
 class Config:
     task: Literal["sweep", "isolate"] = "sweep"
     """What every rank runs: the bench sweep over all ranks, or collbench isolate's rounds of node groups."""
-    launcher: Literal["local", "slurm", "slurm-step"] = "local"
+    launcher: Literal["local", "slurm", "slurm-step", "imported"] = "local"
     """Run the ranks on this machine (local), as a Slurm job (slurm), or as srun job steps inside the
-    allocation this process already holds (slurm-step: salloc, a batch script; collbench check)."""
+    allocation this process already holds (slurm-step: salloc, a batch script; collbench check).
+    imported is what `collbench import` writes into the config of a run it made from nccl-tests' output:
+    nothing can be started with it."""
     ranks: int | None = None
     """World size of a local run (default 1). Under Slurm leave unset: nodes x tasks per node."""
     nodes: int = 1
@@ -90,6 +93,7 @@ class Config:
     isolate: IsolateSettings = field(default_factory=IsolateSettings)
     check: CheckSettings = field(default_factory=CheckSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
+    exports: ExportSettings = field(default_factory=ExportSettings)
 
     @property
     def on_slurm(self) -> bool:
@@ -110,7 +114,7 @@ def validate(cfg: Config) -> None:
     """Cross-field checks the types alone cannot express; raises ConfigError on the first problem."""
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
     problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
-    problems += cfg.check.problems()
+    problems += cfg.check.problems() + cfg.exports.problems()
     if problems:
         raise ConfigError(problems[0])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jobs.inspect.isolate import assess_isolate, record_isolate
 from jobs.inspect.report import assess, await_final_files, record_summary
+from jobs.launchers.exports import export_ended_run
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.run import Task
 from jobs.rundir.records.slurm import JobFacts
@@ -26,7 +27,8 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     the job has ended, so ranks that never started count as ended too. When rank 0 (or an earlier wait)
     has recorded them already, the run is not read again: at thousands of ranks that read takes seconds.
     Then the run goes into the history (jobs.history): here, on the login node, because the compute nodes
-    may not reach the database; a history that cannot be reached costs one line on stderr."""
+    may not reach the database; a history that cannot be reached costs one line on stderr. Last, the
+    config's `exports` (jobs.launchers.exports): a textfile or Pushgateway that fails costs one line too."""
     isolate = run.read_meta().task == Task.ISOLATE
     if not run.summary_file.exists() or (isolate and not run.isolate_verdict.exists()):
         outcome = assess(run)
@@ -38,3 +40,4 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     from jobs.history.hook import record_ended_run  # SQLAlchemy only where a run ends
 
     record_ended_run(run)
+    export_ended_run(run)

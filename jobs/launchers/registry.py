@@ -27,7 +27,18 @@ def _step() -> Launcher:
     return StepLauncher()
 
 
-LAUNCHERS: dict[str, Callable[[], Launcher]] = {"local": _local, "slurm": _slurm, "slurm-step": _step}
+def _imported() -> Launcher:
+    from jobs.launchers.imported import ImportedLauncher
+
+    return ImportedLauncher()
+
+
+LAUNCHERS: dict[str, Callable[[], Launcher]] = {
+    "local": _local,
+    "slurm": _slurm,
+    "slurm-step": _step,
+    "imported": _imported,
+}
 """Name -> a new instance (imported on first use: the local launcher needs no Slurm, and the other way round)."""
 
 

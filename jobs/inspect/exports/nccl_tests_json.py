@@ -265,7 +265,11 @@ def _local_time(epoch: float) -> str | None:
 
 def rerun_args(run: RunDir, op: str) -> list[str]:
     """`args`: the collbench command that measures this op again, from the run's resolved config (the
-    command line typed is not recorded; config.yaml holds everything it resolved to)."""
+    command line typed is not recorded; config.yaml holds everything it resolved to). For a run made by
+    `collbench import`, the command that made it: no collbench run measured it."""
+    meta = run.read_meta()
+    if meta.imported_from:
+        return ["collbench", "import", *meta.imported_from]
     return ["collbench", "run", "--config", str(run.config_file), f"bench.ops=[{op}]"]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jobs.rundir.records.codec import Format, Plain
 from jobs.rundir.records.kinds import Word
@@ -15,6 +15,8 @@ class Launcher(Word):
     SLURM = "slurm"
     SLURM_STEP = "slurm-step"
     """srun job steps inside an allocation already held (collbench check)."""
+    IMPORTED = "imported"
+    """No ranks ran here: `collbench import` wrote the run directory from nccl-tests' output."""
 
 
 class Task(Word):
@@ -26,7 +28,7 @@ class Task(Word):
     """collbench isolate's rounds of node groups."""
 
 
-RUN_VERSION = 2
+RUN_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -45,6 +47,8 @@ class RunMeta:
     master_addr: str = ""
     """The local rendezvous (Slurm jobs find theirs inside the job)."""
     master_port: int = 0
+    imported_from: list[str] = field(default_factory=list)
+    """launcher imported: the nccl-tests files `collbench import` read, as given (format 3)."""
     version: int = RUN_VERSION
     """The format of this file."""
 
@@ -59,4 +63,9 @@ def _from_v1(plain: Plain) -> Plain:
     return plain
 
 
-RUN = Format("run.json", RunMeta, RUN_VERSION, {1: _from_v1}, pretty=True)
+def _from_v2(plain: Plain) -> Plain:
+    """Format 3 added launcher imported and imported_from; a format 2 file has neither."""
+    return plain
+
+
+RUN = Format("run.json", RunMeta, RUN_VERSION, {1: _from_v1, 2: _from_v2}, pretty=True)

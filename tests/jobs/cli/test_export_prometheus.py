@@ -232,3 +232,86 @@ def test_a_pushgateway_that_refuses_or_does_not_answer_is_one_line_and_exit_2(pu
         assert len(result.stderr.splitlines()) == 1 and said in result.stderr and url in result.stderr, result
     assert _groups(pushgateway) == [], "nothing reached the gateway"
     assert fingerprint(run.path) == before
+
+
+FAST_RUN = ["ranks=2", "bench.ops=[all_reduce]", "bench.min_bytes=1K", "bench.max_bytes=4K", "bench.warmup_iters=1",
+            "bench.iters=3", "history.record=false"]  # fmt: skip
+
+
+def test_the_exports_section_pushes_and_writes_at_the_end_of_a_local_run(pushgateway: str, tmp_path: Path) -> None:
+    textfile = tmp_path / "textfile" / "collbench.prom"
+    textfile.parent.mkdir()
+    result = collbench(
+        "run", *FAST_RUN, "output_dir=runs", f"exports.pushgateway={pushgateway}",
+        f"exports.prometheus_textfile={textfile}", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "exports:" not in result.stderr
+    run_id = result.run_dir().name
+    assert f'run_id="{run_id}"' in textfile.read_text()
+    with urllib.request.urlopen(f"{pushgateway}/api/v1/metrics", timeout=10) as answer:
+        pushed = json.loads(answer.read())["data"]
+    assert any(
+        sample["labels"].get("run_id") == run_id
+        for group in pushed
+        for sample in group.get("collbench_run_info", {}).get("metrics", [])
+    ), pushed
+
+
+def test_an_export_that_fails_at_the_end_costs_one_line_and_not_the_run(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{_free_port()}"
+    result = collbench(
+        "run", *FAST_RUN, "output_dir=runs", f"exports.pushgateway={closed}", "exports.timeout_s=2",
+        f"exports.prometheus_textfile={tmp_path / 'missing' / 'collbench.prom'}", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = result.run_dir()
+    lines = [line for line in result.stderr.splitlines() if "exports:" in line]
+    assert len(lines) == 2, result.stderr
+    assert f"`collbench export prometheus {run} --textfile {tmp_path / 'missing' / 'collbench.prom'}`" in lines[0]
+    assert "does not answer" in lines[1] and f"`collbench export prometheus {run} --pushgateway {closed}`" in lines[1]
+    assert (run / "summary.json").is_file() and (run / "table.txt").is_file()
+
+
+@pytest.mark.parametrize(
+    ("override", "said"),
+    [
+        ("exports.pushgateway=pushgw:9091", "exports.pushgateway: 'pushgw:9091' is not an http or https URL"),
+        ("exports.pushgateway=http://", "exports.pushgateway: 'http://' names no host"),
+        ("exports.pushgateway=http://gw:99999", "exports.pushgateway: 'http://gw:99999' is not a URL"),
+        ("exports.prometheus_textfile=/tmp/x.txt", "exports.prometheus_textfile: '/tmp/x.txt' does not end in .prom"),
+        ("exports.timeout_s=0", "exports.timeout_s: 0 must be > 0"),
+    ],
+)
+def test_bad_exports_values_are_refused_at_load_before_anything_runs(override: str, said: str, tmp_path: Path) -> None:
+    from jobs.cli.main import main
+
+    code = main(["run", "--config", "local", override, f"output_dir={tmp_path / 'runs'}"])
+    assert code == 2 and not (tmp_path / "runs").exists()
+    result = collbench("submit", "--config", "testcluster", override, "--dry-run", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.startswith(f"collbench: error: {said}"), result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_export_of_a_running_slurm_run_asks_slurm_nothing(tmp_path: Path) -> None:
+    from jobs.rundir.records.rank import STATUS, RankState
+
+    run = sweep_run(tmp_path / "runs", launcher="slurm")
+    (run.path / "summary.json").unlink(missing_ok=True)
+    status = STATUS.read(run.rank_status(1))
+    status.state = RankState.RUNNING
+    STATUS.write(run.rank_status(1), status)
+    shim, calls = tmp_path / "shim", tmp_path / "slurm-calls.log"
+    shim.mkdir()
+    for command in ("squeue", "sacct", "scontrol", "sinfo", "sbatch", "scancel", "srun"):
+        script = shim / command
+        script.write_text(
+            f'#!/bin/sh\necho "{command} $*" >> {calls}\necho "{command}: must not be called" >&2\nexit 99\n'
+        )
+        script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    before = fingerprint(run.path)
+    result = collbench("export", "prometheus", str(run.path), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "collbench_run_ended" in result.stdout and not calls.exists()
+    assert fingerprint(run.path) == before

@@ -56,7 +56,19 @@ def test_every_field_has_a_docstring(name: str) -> None:
 
 def test_sections_are_top_then_configs_sections_in_order() -> None:
     assert section_names() == tuple(section.name for section in sections())
-    expected = (TOP, "bench", "timeouts", "rendezvous", "slurm", "faults", "fabric", "isolate", "check", "history")
+    expected = (
+        TOP,
+        "bench",
+        "timeouts",
+        "rendezvous",
+        "slurm",
+        "faults",
+        "fabric",
+        "isolate",
+        "check",
+        "history",
+        "exports",
+    )
     assert section_names() == expected
     assert {key.section for key in sections()[0].keys} == {TOP}
     assert all(key.name.startswith(f"{s.name}.") for s in sections()[1:] for key in s.keys)

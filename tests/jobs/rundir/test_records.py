@@ -217,9 +217,16 @@ def test_a_newer_format_is_named_in_one_line(fmt: Format[Any], record: Any) -> N
 
 def test_an_older_format_than_any_read_is_named_in_one_line() -> None:
     with pytest.raises(
-        RecordError, match=r"^run.json: run.json format 0 is older than this collbench reads \(formats 1 to 2\)$"
+        RecordError, match=r"^run.json: run.json format 0 is older than this collbench reads \(formats 1 to 3\)$"
     ):
         RUN.decode(b'{"version": 0, "run_id": "r"}', "run.json")
+
+
+def test_run_json_of_format_2_reads_as_a_run_no_import_made() -> None:
+    meta = RUN.decode(b'{"version": 2, "run_id": "r", "launcher": "slurm", "world_size": 2, "nodes": 1}', "run.json")
+    assert meta.launcher is Launcher.SLURM and meta.imported_from == [] and meta.version == 3
+    imported = RunMeta(run_id="r", launcher=Launcher.IMPORTED, world_size=8, nodes=1, imported_from=["a.log"])
+    assert RUN.decode(RUN.encode(imported), "run.json") == imported
 
 
 @pytest.mark.parametrize(

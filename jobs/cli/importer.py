@@ -1,0 +1,56 @@
+"""`collbench import FILE...`: nccl-tests' output (its text tables, its -J JSON files) made into an ordinary
+run directory with launcher imported, which report, compare, history and the exports read like any run
+(jobs/inspect/imports reads the files, jobs/launchers/imported.py writes the directory; docs/exports.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jobs.config.model import ConfigError
+
+
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    command = commands.add_parser(
+        "import",
+        help="make a run directory out of nccl-tests' output (text or JSON), launcher imported",
+        description="Read the output of nccl-tests' *_perf binaries (the text they print, 2.10 on, several runs "
+        "in one log allowed; or their -J JSON files, JSON_FILE_VERSION 1 to 3) into a new run directory, which "
+        "report, compare, history and export read like any run. Exit status: 0 imported; 1 imported, but the "
+        "output was cut short or its run failed; 2 bad input (a damaged row, named with its file and line), "
+        "with nothing written.",
+    )
+    command.add_argument("files", nargs="+", metavar="FILE", help="nccl-tests text output or JSON files")
+    command.add_argument("--output-dir", default="runs", help="where the run directory is made (default: runs)")
+    command.add_argument(
+        "--op", help="the op of tables that do not name their binary (text before nccl-tests 2.17), e.g. all_gather"
+    )
+    command.set_defaults(handler=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from jobs.inspect.imports.model import BadImport
+    from jobs.inspect.imports.read import read_outputs
+    from jobs.inspect.report import assess
+    from jobs.launchers.imported import import_run
+
+    try:
+        job = read_outputs([Path(name) for name in args.files], args.op)
+    except BadImport as error:
+        raise ConfigError(str(error)) from None
+    for note in job.notes:
+        print(f"collbench: import: {note}", file=sys.stderr)
+    if job.skipped:
+        print(
+            f"collbench: import: {job.skipped} line(s) that are not nccl-tests' skipped (the first at "
+            f"{job.first_skipped})",
+            file=sys.stderr,
+        )
+    run = import_run(job, args.output_dir, args.files)
+    rows = sum(len(table.rows) for table in job.tables)
+    ops = ", ".join(dict.fromkeys(table.op for table in job.tables))
+    print(f"imported {rows} row(s) of {ops} on {len(job.devices)} rank(s) into {run.path}")
+    for cut in job.cut:
+        print(f"collbench: import: INCOMPLETE: {cut}", file=sys.stderr)
+    return 0 if assess(run).passed else 1

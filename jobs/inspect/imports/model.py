@@ -1,0 +1,180 @@
+"""What `collbench import` reads out of nccl-tests' output, whatever the format: tables of rows, each table
+one `*_perf` run of one op, with the ranks it ran on. Plain data; the parsers (nccl_tests_text.py,
+nccl_tests_json.py) fill it, jobs/launchers/imported.py turns it into a run directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collectives.dtypes import DTYPES
+from collectives.layout import LAYOUTS
+
+
+class BadImport(ValueError):
+    """nccl-tests output collbench cannot import: one line naming the file (and line) and what is wrong."""
+
+
+PROGRAMS = {
+    "all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "alltoall": "all_to_all",
+    "gather": "gather",
+    "scatter": "scatter",
+    "sendrecv": "sendrecv",
+}
+"""nccl-tests' binary (`<name>_perf`, `<name>_perf_mpi`) -> collbench's op. hypercube and alltoallv have none."""
+
+DTYPE_OF = {spec.nccl_name: name for name, spec in DTYPES.items()}
+"""nccl-tests' `type` column -> collbench's dtype."""
+
+
+@dataclass(kw_only=True, slots=True)
+class Device:
+    """One `#  Rank N Group G Pid P on HOST device D [BUSID] NAME` line (or config.devices[] in JSON)."""
+
+    rank: int
+    group: int = 0
+    pid: int = 0
+    host: str
+    device: int | None = None
+    bus_id: str = ""
+    """PCI dddd:bb:dd as nccl-tests prints it (2.13.6 on); '' where it printed only the bus byte."""
+    name: str = ""
+
+
+@dataclass(kw_only=True, slots=True)
+class Row:
+    """One placement of one table row: nccl-tests' time, algbw, busbw and #wrong."""
+
+    size: int
+    count: int
+    type: str
+    """nccl-tests' type name (float, half, ...)."""
+    redop: str
+    root: int
+    in_place: bool
+    time_us: float
+    algbw: float
+    busbw: float
+    wrong: int
+    """#wrong over every rank; -1 for N/A (validation off)."""
+    where: str
+    """FILE:LINE of the row (FILE:results[i] in JSON)."""
+    times_us: list[float] = field(default_factory=list)
+    """Per-iteration times (JSON with per-iteration timing): the max over processes per iteration."""
+    per_process: list[list[float]] = field(default_factory=list)
+    """Each process's own per-iteration times, when the JSON holds them."""
+
+
+@dataclass(kw_only=True, slots=True)
+class Table:
+    """One `*_perf` run: its parameters, its ranks, its rows."""
+
+    where: str
+    """FILE:LINE where it starts."""
+    program: str = ""
+    """`all_reduce_perf`, where the output names it (text from 2.17, JSON's args[0])."""
+    op: str = ""
+    """collbench's op, once resolved (resolve_op)."""
+    tests_version: str = ""
+    """nccl-tests' own version, where printed (2.18 on)."""
+    nccl_version: int | None = None
+    nthreads: int = 1
+    ngpus: int = 1
+    min_bytes: int = 0
+    max_bytes: int = 0
+    step_factor: float = 2.0
+    step_bytes: int = 0
+    warmup_iters: int = 5
+    iters: int = 20
+    validation: bool = True
+    graph: int = 0
+    cputime: bool = False
+    per_iteration: bool = False
+    devices: list[Device] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    out_of_bounds: int | None = None
+    avg_busbw: float | None = None
+    complete: bool = False
+    """Its footer (`# Avg bus bandwidth`, JSON's end_time) was seen: not cut short."""
+    cut_at: str = ""
+    """Where it was cut short, in words, when not complete."""
+    started: str = ""
+    ended: str = ""
+    env: list[str] = field(default_factory=list)
+    """NAME=VALUE, as nccl-tests' JSON records them."""
+    errors: list[str] = field(default_factory=list)
+
+    def row_keys(self) -> frozenset[tuple[int, str, str, int, bool]]:
+        return frozenset((r.size, r.type, r.redop, r.root, r.in_place) for r in self.rows)
+
+
+@dataclass(kw_only=True, slots=True)
+class Parsed:
+    """Everything read from the files given, in order."""
+
+    tables: list[Table] = field(default_factory=list)
+    skipped: int = 0
+    """Lines that are none of nccl-tests' (NCCL INFO lines, a launcher's messages): skipped, counted."""
+    first_skipped: str = ""
+    """FILE:LINE of the first of them."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings, one line each: an older JSON format, duplicate tables left out."""
+
+    def skip(self, where: str) -> None:
+        self.skipped += 1
+        self.first_skipped = self.first_skipped or where
+
+
+def op_of_program(program: str) -> str | None:
+    """`./build/all_reduce_perf_mpi` -> all_reduce; None for a name that is no nccl-tests binary."""
+    name = Path(program).name
+    for suffix in ("_mpi", "_perf"):
+        name = name.removesuffix(suffix)
+    return PROGRAMS.get(name)
+
+
+def _fits(op: str, table: Table) -> bool:
+    """The table's columns are what nccl-tests prints for `op` on its rank count."""
+    layout, nranks = LAYOUTS[op], len(table.devices)
+    for row in table.rows:
+        size = DTYPES[DTYPE_OF[row.type]].size if row.type in DTYPE_OF else 0
+        per_rank = nranks if layout.param_is_per_rank else 1
+        if (row.redop != "none") != layout.reduces or (row.root >= 0) != layout.rooted:
+            return False
+        if size and row.size != row.count * size * per_rank:
+            return False
+        if row.algbw >= 0.5 and abs(row.busbw / row.algbw - layout.bus_factor(nranks)) > 0.03:
+            return False
+    return True
+
+
+def resolve_op(table: Table, given: str | None) -> str:
+    """The table's op: from the binary's name where the output gives it, else --op, else the one op whose
+    columns the rows fit (nccl-tests before 2.17 does not name its binary). BadImport otherwise."""
+    if table.program:
+        op = op_of_program(table.program)
+        if op is None:
+            raise BadImport(
+                f"{table.where}: {table.program!r} is not an nccl-tests binary collbench has an op for; "
+                f"allowed: {', '.join(f'{name}_perf' for name in PROGRAMS)}"
+            )
+        return op
+    if given:
+        return given
+    fitting = [op for op in LAYOUTS if _fits(op, table)]
+    if len(fitting) == 1:
+        return fitting[0]
+    if not fitting:
+        raise BadImport(
+            f"{table.where}: the table does not name its binary and its columns fit no op collbench knows; "
+            f"name it with --op (allowed: {', '.join(LAYOUTS)})"
+        )
+    raise BadImport(
+        f"{table.where}: the table does not name its binary (nccl-tests before 2.17 prints no 'Collective test "
+        f"starting' line) and its columns fit {' and '.join(fitting)} alike; name it with --op"
+    )

@@ -1,0 +1,227 @@
+"""`launcher: imported`: a run directory `collbench import` made from nccl-tests' output, so that report,
+compare, history and the exports read an nccl-tests run as they read collbench's own.
+
+No rank ran here, so this launcher starts nothing and waits for nothing; what it writes is what the ranks
+and the launcher would have written: run.json (launcher imported, the files read), config.yaml (the
+nccl-tests run's parameters as a collbench config), one status, env and results file per rank, then the
+final files (summary.json, nccl-tests/, table.txt) through the same writer as every run. It sits with the
+launchers because, like them, it makes a run directory; the parsing is a reader's (jobs.inspect.imports).
+
+The directory is written whole under a scratch folder in output_dir and renamed into place last, so a
+failure leaves nothing half-made behind."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from collectives.results import RankResult
+from collectives.settings import BenchSettings
+from jobs.config.model import Config, ConfigError, config_from_plain
+from jobs.config.schema import to_plain
+from jobs.inspect.imports.model import DTYPE_OF, Row, Table
+from jobs.inspect.imports.read import Job
+from jobs.inspect.report import assess, record_summary
+from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.live import Live
+from jobs.launchers.local import ended_state
+from jobs.launchers.runs import check_output_dir
+from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.records.rank import STATUS, RankState, RankStatus
+from jobs.rundir.records.run import Launcher as LauncherWord
+from jobs.rundir.records.run import Task
+from slurm.hostlist import collect_hostlist
+
+NAME = "imported"
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+"""nccl-tests' JSON start_time and end_time (local time)."""
+
+
+class ImportedLauncher(Launcher):
+    """The launcher of an imported run: it has ended, from its ranks' statuses, and nothing can be started,
+    waited for or cancelled."""
+
+    name = NAME
+    detached = False
+
+    def check_can_start(self, cfg: Config) -> None:
+        raise ConfigError(
+            "launcher: 'imported' is what `collbench import` records for a run made from nccl-tests' output; "
+            "nothing can be started with it; allowed: local, slurm, slurm-step"
+        )
+
+    def build_request(self, cfg: Config, run_path: Path) -> Request:
+        self.check_can_start(cfg)
+        raise AssertionError("unreachable")
+
+    def start(self, cfg: Config) -> Started:
+        self.check_can_start(cfg)
+        raise AssertionError("unreachable")
+
+    def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
+        return [ended_state(run, "", _hostlist(run)) for run in runs]
+
+    def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
+        return [WaitResult(state=state, ranks_ended=True) for state in self.describe(runs)]
+
+    def cancel(self, run: RunDir) -> str:
+        raise ConfigError(f"run {run.run_id} was imported from nccl-tests' output; nothing runs to cancel")
+
+    def log_locations(self, run: RunDir) -> list[Path]:
+        return []
+
+
+def _hostlist(run: RunDir) -> str:
+    from jobs.inspect.report import read_statuses
+
+    hosts = sorted({status.host for status in read_statuses(run).values()})
+    return collect_hostlist(hosts) if hosts else ""
+
+
+def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
+    """The run directory of `job` under output_dir, written whole and renamed into place last."""
+    check_output_dir(output_dir)
+    parent = Path(output_dir).expanduser().resolve()
+    parent.mkdir(parents=True, exist_ok=True)
+    cfg = _config(job, str(parent))
+    scratch = Path(tempfile.mkdtemp(prefix=".collbench-import-", dir=parent))
+    try:
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{NAME}-{secrets.token_hex(3)}"
+        run = RunDir(scratch / name)
+        for folder in (run.path, run.logs_dir, run.results_dir, run.status_dir, run.env_dir, run.heartbeat_dir):
+            folder.mkdir()
+        run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))), encoding="utf-8")
+        run.update_meta(
+            run_id=name, launcher=LauncherWord.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
+            task=Task.SWEEP, imported_from=list(sources),
+        )  # fmt: skip
+        _write_ranks(run, job, _mtime(sources))
+        record_summary(run, assess(run), job_over=True)
+        final = parent / name
+        os.rename(run.path, final)
+        return RunDir(final)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _config(job: Job, output_dir: str) -> Config:
+    """The nccl-tests run's parameters as a collbench config (validated as config.yaml will be read)."""
+    first = job.tables[0]
+    rows = [row for table in job.tables for row in table.rows]
+    roots = {row.root for row in rows if row.root >= 0}
+    reduce_ops = [row.redop for row in rows if row.redop != "none"]
+    sizes = [row.size for row in rows]
+    bench = BenchSettings(
+        ops=list(dict.fromkeys(table.op for table in job.tables)),  # type: ignore[misc]
+        min_bytes=max(1, min(first.min_bytes or min(sizes), min(sizes))),
+        max_bytes=max(first.max_bytes, max(sizes)),
+        step_factor=first.step_factor if not first.step_bytes and first.step_factor > 1 else 2.0,
+        step_bytes=first.step_bytes,
+        dtype=DTYPE_OF[rows[0].type],  # type: ignore[arg-type]
+        reduce_op=reduce_ops[0] if reduce_ops else "sum",  # type: ignore[arg-type]
+        root=roots.pop() if len(roots) == 1 else "all" if roots else 0,
+        warmup_iters=first.warmup_iters,
+        iters=max(1, first.iters),
+        cuda_graph_launches=first.graph,
+        per_iteration=any(row.times_us for row in rows),
+        report_cputime=first.cputime,
+        check=first.validation,
+    )
+    hosts = dict.fromkeys(device.host for device in job.devices)
+    plain = to_plain(
+        Config(launcher="imported", ranks=len(job.devices), nodes=len(hosts), backend="nccl", device="cuda",
+               output_dir=output_dir, bench=bench)
+    )  # fmt: skip
+    plain["env"] = dict(_variables(first))
+    try:
+        return config_from_plain(plain)
+    except ConfigError as error:
+        raise ConfigError(f"{first.where}: the run's parameters do not make a collbench config: {error}") from None
+
+
+def _variables(table: Table) -> list[tuple[str, str]]:
+    pairs = [item.partition("=") for item in table.env]
+    return [(name, value) for name, sep, value in pairs if sep and name.replace("_", "a").isalnum()]
+
+
+def _epoch(text: str, fallback: float) -> float:
+    try:
+        return time.mktime(time.strptime(text, TIME_FORMAT))
+    except ValueError:
+        return fallback
+
+
+def _nccl_version(code: int | None) -> str:
+    """NCCL_VERSION_CODE back to its version (22105 -> 2.21.5; before 2.9: 2804 -> 2.8.4)."""
+    if not code:
+        return "none"
+    if code >= 10000:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
+def _mtime(sources: Sequence[str]) -> float:
+    """When the output was written, where it does not say: its oldest file's modification time."""
+    times = []
+    for source in sources:
+        try:
+            times.append(Path(source).stat().st_mtime)
+        except OSError:
+            continue
+    return min(times, default=time.time())
+
+
+def _write_ranks(run: RunDir, job: Job, written: float) -> None:
+    first = job.tables[0]
+    started = _epoch(first.started, written)
+    ended = _epoch(job.tables[-1].ended, started)
+    why_cut = "; ".join(job.cut)
+    local_ranks: dict[str, int] = {}
+    world = len(job.devices)
+    for rank, device in enumerate(job.devices):
+        local_rank = local_ranks[device.host] = local_ranks.get(device.host, -1) + 1
+        cut = bool(why_cut)
+        status = RankStatus(
+            rank=rank, host=device.host, pid=device.pid, device=f"cuda:{device.device}" if device.device is not None
+            else "cuda", state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
+            local_rank=local_rank, node_rank=list(dict.fromkeys(d.host for d in job.devices)).index(device.host),
+            rows=sum(len(t.rows) for t in job.tables), failed_at=ended if cut else 0.0,
+            error=f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else "",
+        )  # fmt: skip
+        STATUS.write(run.rank_status(rank), status)
+        bus = f"{device.bus_id}.0" if device.bus_id else ""
+        write_json_atomic(
+            run.rank_env(rank),
+            {
+                "hostname": device.host, "torch": "none", "cuda": "", "nccl": _nccl_version(first.nccl_version),
+                "gpu": {"index": device.device if device.device is not None else -1, "name": device.name,
+                        "pci_bus_id": bus},
+                "variables": dict(_variables(first)), "imported": True,
+            },
+        )  # fmt: skip
+        lines = [
+            _result(table, row, rank, local_rank, device.host, world, started).to_json() + "\n"
+            for table in job.tables
+            for row in table.rows
+        ]
+        run.rank_results(rank).write_text("".join(lines), encoding="utf-8")
+
+
+def _result(table: Table, row: Row, rank: int, local_rank: int, host: str, world: int, at: float) -> RankResult:
+    """One rank's line for one table row: nccl-tests' figures are over every rank, so each rank carries the
+    row's time (their mean is the table's), and rank 0 the row's #wrong (nccl-tests does not say whose)."""
+    times = row.per_process[rank] if len(row.per_process) == world else row.times_us
+    wrong = row.wrong if row.wrong < 0 or rank == 0 else 0
+    return RankResult(
+        op=table.op, size=row.size, count=row.count, dtype=DTYPE_OF[row.type], redop=row.redop, root=row.root,
+        in_place=row.in_place, rank=rank, local_rank=local_rank, host=host, nranks=world, iters=table.iters,
+        time_us=row.time_us, algbw=row.algbw, busbw=row.busbw, wrong=wrong, times_us=list(times),
+        timer="cuda_loop", requested_size=row.size, started_at=at, ended_at=at,
+    )  # fmt: skip
