@@ -53,4 +53,5 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"imported {rows} row(s) of {ops} on {len(job.devices)} rank(s) into {run.path}")
     for cut in job.cut:
         print(f"collbench: import: INCOMPLETE: {cut}", file=sys.stderr)
+    print(f"collbench: import: not in the results history yet: collbench history ingest {run.path}", file=sys.stderr)
     return 0 if assess(run).passed else 1
