@@ -14,7 +14,7 @@ from jobs.config.model import Config
 from jobs.history.database import HistoryError, first_line, open_history
 from jobs.history.gather import NotEnded
 from jobs.history.ingest import record_run
-from jobs.history.queries import pair_level
+from jobs.history.queries import PairShape, pair_level
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
@@ -63,14 +63,15 @@ def expected_pair_busbw(
 ) -> tuple[float, str] | None:
     """The expected level of a healthy pair from the history, for collbench check (at check.sizes) or isolate
     (`sizes`: isolate.sizes): (GB/s, where it comes from), or None when the history holds too few healthy
-    2-node runs at those sizes or cannot be read (one line said)."""
+    2-node runs at those sizes or cannot be read (one line said). Only runs of the pair's own shape count."""
+    shape = PairShape(backend=cfg.backend, device=cfg.device, ranks_per_node=cfg.slurm.resolved_tasks_per_node())
     try:
         history = open_history(cfg.history.url)
     except HistoryError as error:
         say(f"history: no expected level for {for_what} ({error}); the pairs are judged against their median")
         return None
     try:
-        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes if sizes is None else sizes)
+        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes if sizes is None else sizes, shape)
     except SQLAlchemyError as error:
         say(f"history {history.where}: no expected level for {for_what} ({first_line(error)})")
         return None
@@ -81,5 +82,5 @@ def expected_pair_busbw(
     size, level = found
     return level.median, (
         f"the median of the last {len(level.runs)} healthy 2-node {cfg.isolate.op} runs at {size} B on "
-        f"{cluster} in the history"
+        f"{cluster} in the history ({shape.ranks_per_node} rank(s) a node, {cfg.backend} on {cfg.device})"
     )

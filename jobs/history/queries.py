@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Select, and_, exists, func, or_, select
@@ -29,6 +29,9 @@ class Filters:
     nodes: int | None = None
     op: str | None = None
     outcome: str | None = None
+    backend: str | None = None
+    device: str | None = None
+    world_size: int | None = None
 
     def where(self, query: Select[Any]) -> Select[Any]:
         runs = schema.runs.c
@@ -36,7 +39,14 @@ class Filters:
             query = query.where(runs.started >= self.since)
         if self.config:
             query = query.where(runs.config.startswith(self.config, autoescape=True))
-        for column, value in ((runs.cluster, self.cluster), (runs.nodes, self.nodes), (runs.outcome, self.outcome)):
+        for column, value in (
+            (runs.cluster, self.cluster),
+            (runs.nodes, self.nodes),
+            (runs.outcome, self.outcome),
+            (runs.backend, self.backend),
+            (runs.device, self.device),
+            (runs.world_size, self.world_size),
+        ):
             if value is not None:
                 query = query.where(column == value)
         if self.op:
@@ -88,13 +98,29 @@ def baseline(points: list[Row], figure: str = "busbw", k: int = BASELINE_RUNS) -
     return Baseline(median, statistics.median(abs(v - median) for v in values), [p["run_id"] for p in healthy])
 
 
-def pair_level(history: History, cluster: str, op: str, sizes: Sequence[int]) -> tuple[int, Baseline] | None:
-    """A healthy pair of nodes on `cluster`: the baseline of the last healthy 2-node runs of `op`, at the size
-    of `sizes` where it is highest (collbench check's figure is its best over its sizes); None with too
-    little history at every size."""
+@dataclass(frozen=True, slots=True)
+class PairShape:
+    """What a pair of nodes runs as: only 2-node runs of the same backend, device and ranks per node say
+    what such a pair should reach (gloo on the CPU says nothing of NCCL on the GPUs, one rank a node
+    nothing of eight)."""
+
+    backend: str
+    device: str
+    ranks_per_node: int
+
+
+def pair_level(
+    history: History, cluster: str, op: str, sizes: Sequence[int], shape: PairShape | None = None
+) -> tuple[int, Baseline] | None:
+    """A healthy pair of nodes on `cluster` (of `shape`, if given): the baseline of the last healthy 2-node
+    runs of `op`, at the size of `sizes` where it is highest (collbench check's figure is its best over its
+    sizes); None with too little history at every size."""
+    like = Filters(cluster=cluster, nodes=2)
+    if shape is not None:
+        like = replace(like, backend=shape.backend, device=shape.device, world_size=2 * shape.ranks_per_node)
     found = []
     for size in sizes:
-        level = baseline(trend(history, op, size, Filters(cluster=cluster, nodes=2)))
+        level = baseline(trend(history, op, size, like))
         if level is not None:
             found.append((size, level))
     return max(found, key=lambda pair: pair[1].median, default=None)

@@ -37,7 +37,12 @@ def test_the_level_of_a_pair_is_the_baseline_of_healthy_two_node_runs(history_ur
     said: list[str] = []
     expected = expected_pair_busbw(cfg, "local", said.append)
     assert expected is not None and expected[0] == level.median, said
-    assert expected[1] == f"the median of the last 3 healthy 2-node all_reduce runs at {size} B on local in the history"
+    assert expected[1] == (
+        f"the median of the last 3 healthy 2-node all_reduce runs at {size} B on local in the history "
+        "(1 rank(s) a node, gloo on cpu)"
+    )
+    eight_a_node = load_config(None, [f"history.url={history_url}", "slurm.tasks_per_node=8"])
+    assert expected_pair_busbw(eight_a_node, "local", said.append) is None, "pairs of another shape say nothing"
 
 
 def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, tmp_path: Path) -> None:
@@ -47,7 +52,8 @@ def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, 
 
     history = open_history(history_url)
     sizes = ",".join(map(str, synthetic.SIZES))
-    words = ["nodes=4", f"history.url={history_url}", "history.cluster=local", f"isolate.sizes=[{sizes}]"]
+    words = ["nodes=4", "slurm.tasks_per_node=1", f"history.url={history_url}", "history.cluster=local",
+             f"isolate.sizes=[{sizes}]"]  # fmt: skip
     args = argparse.Namespace(config="testcluster", words=words)
     cfg = load_config("testcluster", [*args.words, "task=isolate"])
     thin = _with_level(cfg, args)
@@ -61,7 +67,8 @@ def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, 
     level = _with_level(cfg, args).isolate
     assert level.expected_busbw == found[1].median
     assert level.expected_from == (
-        f"the median of the last 3 healthy 2-node all_reduce runs at {found[0]} B on local in the history"
+        f"the median of the last 3 healthy 2-node all_reduce runs at {found[0]} B on local in the history "
+        "(1 rank(s) a node, gloo on cpu)"
     )
     assert (
         _with_level(load_config("testcluster", [*args.words, "isolate.expected_busbw=5"]), args).isolate.expected_from
