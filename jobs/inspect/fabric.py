@@ -88,6 +88,13 @@ def fabric_report(
     return FabricReport(hosts=hosts, findings=findings, failures=failures, notes=notes)
 
 
+def imported_fabric() -> FabricReport:
+    """An imported nccl-tests run (launcher imported): its output keeps neither NCCL's log nor the ports,
+    so the section says that once instead of a host line each that reads as evidence."""
+    note = "imported from nccl-tests' output, which keeps no NCCL log and no port snapshot: nothing to say of it"
+    return FabricReport(hosts=[], findings=[], failures=[], notes=[note])
+
+
 def _nccl_logs(run: RunDir, hosts_of: Mapping[int, str]) -> dict[int, NcclRankLog]:
     logs = {}
     for rank, host in sorted(hosts_of.items()):

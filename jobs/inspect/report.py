@@ -17,7 +17,7 @@ from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis, RunScope
 from jobs.inspect.exports import nccl_tests_json
-from jobs.inspect.fabric import FabricReport, fabric_report, line_rate
+from jobs.inspect.fabric import FabricReport, fabric_report, imported_fabric, line_rate
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.setup_time import setup_time
 from jobs.rundir.layout import RunDir, rank_files, rank_of
@@ -127,7 +127,8 @@ def assess(
     records = iter_rank_results(result_files(run), keep_times=False, on_damage=damaged.append)
     analyser = Analyser() if with_analysis else None
     rows = summarize(analyser.watch(records) if analyser else records, average=cfg.bench.average)
-    fabric = fabric_report(run, cfg.backend, cfg.fabric, statuses)
+    imported = cfg.launcher == "imported"
+    fabric = imported_fabric() if imported else fabric_report(run, cfg.backend, cfg.fabric, statuses)
     outcome = RunOutcome(
         config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric
     )

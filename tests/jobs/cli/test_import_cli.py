@@ -34,6 +34,8 @@ def test_an_imported_run_reads_like_any_run(tmp_path: Path, capsys: pytest.Captu
     assert main(["report", str(run.path)]) == 0
     table = capsys.readouterr().out
     assert "# collbench all_reduce: 2 ranks, backend nccl" in table and "reduce_scatter" in table
+    assert "keeps no NCCL log and no port snapshot" in table and "NCCL log not found" not in table
+    assert "not in the results history yet: collbench history ingest" in err
     assert main(["report", str(run.path), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["passed"] and len(document["rows"]) == 12
