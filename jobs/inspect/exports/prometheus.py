@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry, generate_latest, push_to_gatewa
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from jobs.config.exports import url_problem
 from jobs.config.schema import to_plain
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
@@ -250,8 +251,9 @@ def write_textfile(path: Path, registry: CollectorRegistry) -> None:
 def push(url: str, metrics: RunMetrics, timeout_s: float = 10.0) -> None:
     """PUT the run's metrics to the Pushgateway under job=collbench and its cluster and config: the group's
     series are replaced whole."""
-    if not url.startswith(("http://", "https://")):
-        raise ExportError(f"--pushgateway {url!r}: not an http:// or https:// URL")
+    problem = url_problem(url)
+    if problem:
+        raise ExportError(f"--pushgateway {url!r} {problem}; allowed: http(s)://HOST[:PORT][/PATH]")
     try:
         push_to_gateway(url, job=JOB, registry=metrics.registry, grouping_key=metrics.grouping_key, timeout=timeout_s)
     except urllib.error.HTTPError as error:

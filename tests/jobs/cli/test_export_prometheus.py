@@ -224,7 +224,8 @@ def test_a_pushgateway_that_refuses_or_does_not_answer_is_one_line_and_exit_2(pu
     cases = {
         silent: "does not answer",
         f"{pushgateway}/not-the-api": "refused the push: HTTP 404",
-        "ftp://127.0.0.1/": "not an http:// or https:// URL",
+        "ftp://127.0.0.1/": "is not an http or https URL; allowed: http(s)://HOST[:PORT][/PATH]",
+        "http://:9091": "names no host",
     }
     for url, said in cases.items():
         result = _export(str(run.path), "--pushgateway", url, "--timeout", "5", cwd=tmp_path)
