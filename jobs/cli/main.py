@@ -55,10 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         "3 Slurm unavailable.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from jobs.cli.history import add_against_history
 
     run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
     _add_config_args(run, "print the resolved config; launch nothing")
     _add_output_args(run)
+    add_against_history(run)
     run.set_defaults(handler=_cmd_run)
 
     submit = commands.add_parser("submit", help="submit the sweep as a Slurm job and return at once")
@@ -79,7 +81,6 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.check import add_command as add_check_command
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
-    from jobs.cli.history import add_against_history
     from jobs.cli.history import add_command as add_history_command
     from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate import add_command
@@ -171,9 +172,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(to_yaml(cfg), end="")
         return EXIT_OK
+    _check_tolerance(args)  # bad input is said before the run starts
     launcher = launcher_for(cfg)
     run = _start(launcher, cfg, announce=lambda line: print(f"collbench: {line}", file=sys.stderr, flush=True))
-    return wait_and_render(run, None, args, _render, launcher)
+    return wait_and_render(run, None, args, _held_to_history(args), launcher)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -263,18 +265,19 @@ def _cmd_logs(args: argparse.Namespace) -> int:
 
 def _cmd_wait(args: argparse.Namespace) -> int:
     _check_tolerance(args)  # bad input is said before the wait, not after it
-
-    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
-        return max(_print_outcome(outcome, run, fmt), _against_history(outcome, run, args))
-
-    return wait_and_render(_find(args), args.timeout, args, render)
+    return wait_and_render(_find(args), args.timeout, args, _held_to_history(args))
 
 
 Render = Callable[[RunOutcome, RunDir, str], int]
 
 
-def _render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
-    return _print_outcome(outcome, run, fmt)
+def _held_to_history(args: argparse.Namespace) -> Render:
+    """The outcome printed, then (with --against-history) held against the history."""
+
+    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
+        return max(_print_outcome(outcome, run, fmt), _against_history(outcome, run, args))
+
+    return render
 
 
 def _check_tolerance(args: argparse.Namespace) -> None:

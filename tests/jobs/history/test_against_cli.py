@@ -128,3 +128,26 @@ def test_prune_and_export(history_url: str, tmp_path: Path, capsys: pytest.Captu
 def _count(history: History, table: str) -> int:
     with history.engine.connect() as connection:
         return int(connection.execute(select(func.count()).select_from(schema.metadata.tables[table])).scalar_one())
+
+
+def test_run_holds_the_run_it_made_against_the_history(tmp_path: Path) -> None:
+    from tests.conftest import collbench
+
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    history = open_history(url)
+    past = _recorded(history, tmp_path, [0.01, 0.01, 0.01])  # a past far faster than any real run here
+    history.close()
+    words = ["ranks=2", "bench.ops=[all_reduce]", "bench.min_bytes=1K", "bench.max_bytes=4K", f"history.url={url}"]
+    refused = collbench("run", *words, f"output_dir={tmp_path / 'refused'}", "--against-history", "--tolerance",
+                        "lots", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert not (tmp_path / "refused").exists(), "bad input starts nothing"
+    result = collbench("run", *words, f"output_dir={tmp_path / 'runs'}", "--against-history", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "# collbench all_reduce: 2 ranks" in result.stdout
+    assert result.stderr.count("collbench: REGRESSION against the history") == len(synthetic.SIZES), result.stderr
+    assert f"judged against 3 run(s): {', '.join(r.run_id for r in past)}" in result.stderr
+    history = open_history(url)
+    with history.engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(schema.runs)).scalar() == 4, "the run recorded"
+    history.close()
