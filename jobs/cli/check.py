@@ -5,6 +5,7 @@ the verdict as vetted and cordoned hostlists, printed and written where a batch 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -118,6 +119,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
             f"isolate.seed={seed_for(allocation.job_id, settings.seed)}",
             f"isolate.tolerance={settings.tolerance}",
             f"isolate.expected_busbw={expected}",
+            f"isolate.expected_from={json.dumps(source)}",  # the run's config says where its level came from
             f"bench.time_budget_ms={limits.measure_ms:.0f}",
             "bench.warmup_iters=1",
             "bench.min_iters=2",

@@ -28,6 +28,9 @@ class CheckOutcome:
     verdict: CheckVerdict
     rounds: int
     problems: list[str]
+    level_from: str = ""
+    """Where the expected level came from (check.expected_busbw, the results history), as the run's
+    config recorded it; empty when the pairs were judged against their own median."""
 
 
 def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
@@ -40,7 +43,8 @@ def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
         stopped = silent_nodes(list(outcome.postmortem.ends.values()))
     verdict = check_verdict(iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
-    return CheckOutcome(run.run_id, verdict, finished, list(outcome.problems))
+    level_from = cfg.isolate.expected_from if cfg.isolate.expected_busbw else ""
+    return CheckOutcome(run.run_id, verdict, finished, list(outcome.problems), level_from)
 
 
 def silent_nodes(ends: list[RankEnd]) -> dict[str, str]:
@@ -76,7 +80,8 @@ def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[
     if verdict.whole_busbw is not None:
         lines.append(f"# whole allocation {hostlist(verdict.hosts)}: busbw {verdict.whole_busbw:.3f} GB/s")
     if verdict.level:
-        lines.append(f"# pairs judged against a healthy level of {verdict.level:.3f} GB/s")
+        origin = f" ({check.level_from})" if check.level_from else ""
+        lines.append(f"# pairs judged against a healthy level of {verdict.level:.3f} GB/s{origin}")
     lines.append(f"VETTED {hostlist(verdict.vetted) or '(none)'}")
     lines += [f"CORDONED {node.host}: {node.reason}" for node in verdict.cordoned]
     if verdict.unchecked:

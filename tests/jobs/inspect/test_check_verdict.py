@@ -25,3 +25,18 @@ def test_nothing_is_named_hung_when_a_rank_failed_itself_or_most_went_silent() -
     assert silent_nodes(ends("own", "stopped", "peer", "peer")) == {}
     assert silent_nodes(ends("peer", "stopped", "stopped", "peer")) == {}, "half silent: no telling"
     assert silent_nodes(ends("stopped", "stopped", "stopped", "stopped")) == {}, "a cancel: nobody noticed"
+
+
+def test_the_verdict_says_where_the_expected_level_came_from() -> None:
+    from jobs.inspect.check import CheckOutcome, verdict_lines
+    from jobs.isolate.check import check_verdict
+    from jobs.isolate.verdict import Measured
+
+    hosts = ["n1", "n2", "n3", "n4"]
+    measured = [Measured(1, (0, 1, 2, 3), 9.0), Measured(2, (0, 1), 10.0), Measured(2, (2, 3), 10.0)]
+    verdict = check_verdict(hosts, measured, {}, tolerance=0.15, expected_busbw=10.0)
+    source = "the median of the last 3 healthy 2-node all_reduce runs at 1048576 B on prod in the history"
+    lines = verdict_lines(CheckOutcome("r", verdict, 2, [], level_from=source), 5.0, 60.0)
+    assert f"# pairs judged against a healthy level of 10.000 GB/s ({source})" in lines
+    plain = verdict_lines(CheckOutcome("r", verdict, 2, []), 5.0, 60.0)
+    assert "# pairs judged against a healthy level of 10.000 GB/s" in plain
