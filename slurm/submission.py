@@ -68,6 +68,7 @@ def build_request(
         "nodes": nodes,
         "ntasks_per_node": settings.resolved_tasks_per_node(),
         "time": max(1, math.ceil(time_min)),
+        "signal_delay_s": warning_ahead_s(max(1, math.ceil(time_min))),
         "srun_args": (["--kill-on-bad-exit=1"] if settings.kill_on_bad_exit else []) + list(settings.srun_args),
     }
     optional = {
@@ -86,6 +87,17 @@ def build_request(
     }
     params.update({key: value for key, value in optional.items() if value not in (None, "")})
     return SlurmRequest(parameters=params, folder=folder.expanduser().absolute(), python=python or sys.executable)
+
+
+WARNING_AHEAD_S = 90
+"""submitit's own lead for Slurm's warning (SIGUSR2) before the time limit, for jobs of 15 minutes or more."""
+
+
+def warning_ahead_s(time_min: int) -> int:
+    """How long before the time limit Slurm warns the job (sbatch --signal=USR2@N): submitit's 90 s, but at
+    most a tenth of a short job's limit (and at least 5 s), so that a 1-minute job is not warned at its start,
+    while its ranks are still importing torch and a SIGUSR2 would end them before they can record a stop."""
+    return int(min(WARNING_AHEAD_S, max(5, time_min * 60 / 10)))
 
 
 def check_available() -> None:

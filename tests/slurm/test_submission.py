@@ -39,6 +39,16 @@ def test_request_maps_the_slurm_section_onto_submitit() -> None:
     assert params["additional_parameters"] == {"no-requeue": True, "reservation": "acceptance"}
 
 
+def test_slurm_warns_a_short_job_a_tenth_of_its_limit_ahead_and_a_long_one_90_s() -> None:
+    def warning(job_min: int) -> str:
+        script = slurm_request(load_config("ib-h100", [f"timeouts.job_min={job_min}"]), FOLDER.parent, PYTHON).script()
+        return next(line for line in script.splitlines() if line.startswith("#SBATCH --signal="))
+
+    assert warning(1) == "#SBATCH --signal=USR2@6", "a 1-minute job is not warned while its ranks start"
+    assert warning(10) == "#SBATCH --signal=USR2@60"
+    assert warning(15) == warning(600) == "#SBATCH --signal=USR2@90", "submitit's own lead from 15 minutes on"
+
+
 def test_tasks_per_node_defaults_to_one_per_gpu() -> None:
     cfg = load_config("slurm", ["slurm.gpus_per_node=4"])
     assert build_request(cfg.slurm, 2, 10, FOLDER, PYTHON).parameters["ntasks_per_node"] == 4
