@@ -221,6 +221,8 @@ class SummaryRow:
     """collbench isolate: the round of that subgroup, from 1; 0 for the whole job."""
     nodes: list[int] = field(default_factory=list)
     """collbench isolate: the subgroup's nodes (indices into the job's node order); empty for the whole job."""
+    iters: int = 0
+    """The most timed calls any rank made (nccl-tests' actual_iterations); 0 in summaries written before it."""
 
     @property
     def key(self) -> RowKey:
@@ -289,6 +291,7 @@ class _Group:
     fastest: tuple[float, int, str] = (float("inf"), -1, "")
     wrong_ranks: list[int] = field(default_factory=list)
     page_faults: float = 0.0
+    iters: int = 0
     seen: set[int] = field(default_factory=set)
     duplicates: set[int] = field(default_factory=set)
 
@@ -310,6 +313,7 @@ class _Group:
         self.slowest = max(self.slowest, (r.time_us, r.rank, r.host))
         self.fastest = min(self.fastest, (r.time_us, r.rank, r.host))
         self.page_faults = max(self.page_faults, r.page_faults_per_iter)
+        self.iters = max(self.iters, r.iters)
 
     def combined(self, average: str) -> tuple[float, float]:
         """(time, enqueue time) of the row as nccl-tests' -a combines the ranks' figures."""
@@ -358,6 +362,7 @@ class _Group:
             members=list(first.members),
             round=first.round,
             nodes=list(first.nodes),
+            iters=self.iters,
         )
 
 

@@ -10,18 +10,18 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from collectives.results import SummaryRow, iter_rank_results
+from collectives.results import SummaryRow
 from jobs.config.model import Config
 from jobs.config.schema import to_plain
-from jobs.inspect.analysis import Analyser
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES, examine
-from jobs.inspect.report import assess, read_statuses, result_files
+from jobs.inspect.report import OutcomeOnce, RunOutcome, read_statuses
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -71,11 +71,13 @@ def fingerprint(cfg: Config) -> str:
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
-    """The run's record; NotEnded while it runs."""
+def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], RunOutcome] | None = None) -> RunRecord:
+    """The run's record; NotEnded while it runs. `outcome_of`: the run's outcome with its per-rank view,
+    where the caller has read it (a run's end); else the run is read here, once."""
+    outcome_of = outcome_of or OutcomeOnce(run)
     meta = run.read_meta()
     cfg = load_run_config(run)
-    summary = _summary(run)
+    summary = _summary(run, outcome_of)
     statuses = read_statuses(run)
     env = rank0_env(run)
     attempts = read_attempts(run)
@@ -83,7 +85,7 @@ def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
     record.children = {
         "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
         "results": [_result(row) for row in summary.rows],
-        "hosts": _hosts(run, meta, statuses, summary),
+        "hosts": _hosts(run, meta, statuses, summary, outcome_of),
         "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
         "attempts": [
             {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
@@ -91,14 +93,14 @@ def gather(run: RunDir, sweep_id: str | None = None) -> RunRecord:
         ],
     }
     if meta.task == Task.ISOLATE:
-        record.children.update(_isolate(run))
+        record.children.update(_isolate(run, outcome_of))
     return record
 
 
-def _summary(run: RunDir) -> Summary:
+def _summary(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> Summary:
     if run.summary_file.exists():
         return SUMMARY.read(run.summary_file)
-    outcome = assess(run)
+    outcome = outcome_of()
     if not outcome.ended:
         raise NotEnded(f"{run.path}: the run has not ended")
     fabric = outcome.fabric.to_json() if outcome.fabric else None
@@ -194,13 +196,19 @@ def _result(row: SummaryRow) -> Row:
     }  # fmt: skip
 
 
-def _hosts(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus], summary: Summary) -> list[Row]:
+def _hosts(
+    run: RunDir,
+    meta: RunMeta,
+    statuses: dict[int, RankStatus],
+    summary: Summary,
+    outcome_of: Callable[[], RunOutcome],
+) -> list[Row]:
     """Each host's ranks, those that failed or stopped (facts), and the run's verdict on it: its ranks the
     verdict blames for a failure, and the report's line when it is slow at its own work."""
     ranks = Counter(s.host for s in statuses.values())
     failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
     blamed = _blamed(run, meta, statuses) if not summary.passed else Counter()
-    slow = _slow_hosts(run)
+    slow = _slow_hosts(outcome_of())
     return [
         {
             "host": host,
@@ -220,13 +228,11 @@ def _blamed(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus]) -> Coun
     return Counter(end.host for end in postmortem.ends.values() if end.kind in CAUSES)
 
 
-def _slow_hosts(run: RunDir) -> dict[str, str]:
-    """The report's own rule (jobs.inspect.analysis): a host is slow only on evidence of its own; which rank's
-    timer read longest in a collective is none."""
-    analyser = Analyser()
-    for record in iter_rank_results(result_files(run), keep_times=False):
-        analyser.add(record)
-    return analyser.slow_hosts()
+def _slow_hosts(outcome: RunOutcome) -> dict[str, str]:
+    """host -> the report's line on it, by the report's own rule (jobs.inspect.analysis): a host is slow
+    only on evidence of its own; which rank's timer read longest in a collective is none."""
+    slow = outcome.analysis.slow_hosts if outcome.analysis else []
+    return {line.split(": ", 1)[0]: line for line in slow}
 
 
 def _fabric(plain: dict[str, Any], hosts: set[str]) -> list[Row]:
@@ -252,8 +258,8 @@ def _hosts_named(line: str, hosts: set[str]) -> set[str]:
     return named
 
 
-def _isolate(run: RunDir) -> dict[str, list[Row]]:
-    verdict = _isolate_verdict(run)
+def _isolate(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> dict[str, list[Row]]:
+    verdict = _isolate_verdict(run, outcome_of)
     bad = set(verdict.bad_nodes)
     nodes = [
         {"host": n.host, "measurements": n.measurements, "slow": n.slow, "median_busbw": n.median_busbw,
@@ -267,7 +273,7 @@ def _isolate(run: RunDir) -> dict[str, list[Row]]:
     return {"isolate_nodes": nodes, "isolate_links": links}
 
 
-def _isolate_verdict(run: RunDir) -> IsolateVerdict:
+def _isolate_verdict(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> IsolateVerdict:
     if run.isolate_verdict.exists():
         return ISOLATE_VERDICT.read(run.isolate_verdict)
-    return verdict_record(assess_isolate(run, assess(run)))
+    return verdict_record(assess_isolate(run, outcome_of()))

@@ -15,6 +15,7 @@ from jobs.history.database import HistoryError, first_line, open_history
 from jobs.history.gather import NotEnded
 from jobs.history.ingest import record_run
 from jobs.history.queries import PairShape, pair_level
+from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
@@ -30,8 +31,11 @@ def _stderr(line: str) -> None:
     print(f"collbench: {line}", file=sys.stderr, flush=True)
 
 
-def record_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
-    """Record the ended `run` in the history its config names; never raises for the history's sake."""
+def record_ended_run(
+    run: RunDir, say: Callable[[str], None] = _stderr, outcome_of: Callable[[], RunOutcome] | None = None
+) -> bool:
+    """Record the ended `run` in the history its config names; never raises for the history's sake.
+    `outcome_of`: the run's outcome, read once by the caller for everything a run's end does."""
     try:
         cfg = load_run_config(run)
     except (RecordError, OSError, HistoryError) as error:
@@ -45,7 +49,7 @@ def record_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
         say(f"history: {run.run_id} not recorded ({error}); `collbench history ingest {run.path}` records it later")
         return False
     try:
-        return record_run(history, run)
+        return record_run(history, run, outcome_of=outcome_of)
     except (SQLAlchemyError, RecordError, OSError, NotEnded) as error:
         why = first_line(error)
         say(f"history {history.where}: {run.run_id} not recorded ({why}); `collbench history ingest` records it later")

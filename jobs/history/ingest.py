@@ -3,7 +3,7 @@ record), in one transaction, so two writers that end at once both land and a ret
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from jobs.history import schema
 from jobs.history.database import History
 from jobs.history.gather import NotEnded, RunRecord, gather
+from jobs.inspect.report import RunOutcome
 from jobs.inspect.scale import SWEEP_FILE, Sweep
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir
@@ -36,15 +37,18 @@ class Ingested:
         )
 
 
-def record_run(history: History, run: RunDir, sweep: Sweep | None = None) -> bool:
-    """Record `run` unless the history holds it already (this attempt or a later one): True if recorded."""
+def record_run(
+    history: History, run: RunDir, sweep: Sweep | None = None, outcome_of: Callable[[], RunOutcome] | None = None
+) -> bool:
+    """Record `run` unless the history holds it already (this attempt or a later one): True if recorded.
+    `outcome_of`: the run's outcome where the caller has it (else the run is read here)."""
     attempt = max(len(read_attempts(run)) - 1, 0)
     if sweep is None and (run.path.parent / SWEEP_FILE).is_file():  # collbench scale's runs live in their sweep
         sweep = Sweep(run.path.parent)
     recorded = _recorded_attempt(history, run.run_id)
     if recorded is not None and recorded >= attempt:
         return False
-    record = gather(run, sweep.sweep_id if sweep else None)
+    record = gather(run, sweep.sweep_id if sweep else None, outcome_of)
     sweep_row = _sweep_row(sweep) if sweep else None
     for tries_left in reversed(range(RETRIES)):
         try:

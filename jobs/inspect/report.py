@@ -114,6 +114,20 @@ def read_statuses(run: RunDir) -> dict[int, RankStatus]:
     return read_all_statuses(run).by_rank
 
 
+class OutcomeOnce:
+    """An ended run's outcome (with its per-rank view) read at most once, on first use, then shared: what a
+    run's end feeds (its final files, the history, the exports) each need it, and at thousands of ranks
+    every read of the results takes seconds."""
+
+    def __init__(self, run: RunDir, known: RunOutcome | None = None) -> None:
+        self.run, self._outcome = run, known
+
+    def __call__(self) -> RunOutcome:
+        if self._outcome is None:
+            self._outcome = assess(self.run, with_analysis=True)
+        return self._outcome
+
+
 def assess(
     run: RunDir, thresholds: Thresholds | None = None, *, with_analysis: bool = False, facts: JobFacts | None = None
 ) -> RunOutcome:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobs.config.schema import ConfigError
 from jobs.inspect.exports import prometheus
+from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
@@ -22,20 +23,30 @@ def _stderr(line: str) -> None:
     print(f"collbench: {line}", file=sys.stderr, flush=True)
 
 
-def export_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
+def export_ended_run(
+    run: RunDir, say: Callable[[str], None] = _stderr, outcome_of: Callable[[], RunOutcome] | None = None
+) -> bool:
     """Export the ended `run` as its config's `exports` section says; True when everything asked for was
-    done (or nothing was asked). Never raises for the export's sake."""
+    done (or nothing was asked). Never raises for the export's sake. `outcome_of`: the run's outcome, read
+    once by the caller for everything a run's end does (else read here, once)."""
     try:
         exports = load_run_config(run).exports
     except (RecordError, ConfigError, OSError) as error:
         say(f"exports: {run.run_id} not exported: {error}")
         return False
+    if not (exports.prometheus_textfile or exports.pushgateway):
+        return True
     done = True
     path = shlex.quote(str(run.path))
+    try:
+        metrics = prometheus.run_metrics(run, outcome=(outcome_of or OutcomeOnce(run))())
+    except (prometheus.ExportError, RecordError, OSError) as error:
+        say(f"exports: {run.run_id} not exported ({error}); `collbench export prometheus {path}` exports it later")
+        return False
     if exports.prometheus_textfile:
         textfile = exports.prometheus_textfile
         try:
-            prometheus.write_textfile(Path(textfile).expanduser(), prometheus.registry_of([run]))
+            prometheus.write_textfile(Path(textfile).expanduser(), metrics.registry)
         except (prometheus.ExportError, RecordError, OSError) as error:
             done = False
             say(
@@ -45,7 +56,7 @@ def export_ended_run(run: RunDir, say: Callable[[str], None] = _stderr) -> bool:
     if exports.pushgateway:
         url = exports.pushgateway
         try:
-            prometheus.push(url, prometheus.run_metrics(run), exports.timeout_s)
+            prometheus.push(url, metrics, exports.timeout_s)
         except (prometheus.ExportError, RecordError, OSError) as error:
             done = False
             say(

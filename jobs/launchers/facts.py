@@ -5,7 +5,7 @@ memory (Launcher.facts) and writes nothing."""
 from __future__ import annotations
 
 from jobs.inspect.isolate import assess_isolate, record_isolate
-from jobs.inspect.report import assess, await_final_files, record_summary
+from jobs.inspect.report import OutcomeOnce, await_final_files, record_summary
 from jobs.launchers.exports import export_ended_run
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.run import Task
@@ -30,14 +30,14 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     may not reach the database; a history that cannot be reached costs one line on stderr. Last, the
     config's `exports` (jobs.launchers.exports): a textfile or Pushgateway that fails costs one line too."""
     isolate = run.read_meta().task == Task.ISOLATE
+    outcome = OutcomeOnce(run)  # the run is read once at most, for all three
     if not run.summary_file.exists() or (isolate and not run.isolate_verdict.exists()):
-        outcome = assess(run)
-        record_summary(run, outcome, job_over=job_over)
-        if outcome.config.task == "isolate":
-            record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+        record_summary(run, outcome(), job_over=job_over)
+        if outcome().config.task == "isolate":
+            record_isolate(run, assess_isolate(run, outcome()), job_over=job_over)
     else:
         await_final_files(run)  # rank 0 may be writing them this moment: return once they are whole
     from jobs.history.hook import record_ended_run  # SQLAlchemy only where a run ends
 
-    record_ended_run(run)
-    export_ended_run(run)
+    record_ended_run(run, outcome_of=outcome)
+    export_ended_run(run, outcome_of=outcome)

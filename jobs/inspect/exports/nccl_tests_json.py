@@ -120,10 +120,10 @@ class _Times:
     iters: int = 0
 
 
-def _read_times(run: RunDir, want_times: bool) -> dict[RowKey, _Times]:
+def _read_times(run: RunDir) -> dict[RowKey, _Times]:
     found: dict[RowKey, _Times] = {}
     records: Iterable[RankResult] = iter_rank_results(
-        rank_files(run.results_dir, ".jsonl"), keep_times=want_times, on_damage=lambda _: None
+        rank_files(run.results_dir, ".jsonl"), keep_times=True, on_damage=lambda _: None
     )
     for record in records:
         if record.group:
@@ -168,8 +168,8 @@ def _results(
             measured_row = placed.get(in_place)
             record[name] = _placement(measured_row, cputime)
             measured = times.get(measured_row.key) if measured_row is not None else None
-            if measured is not None:
-                iterations = max(iterations, measured.iters)
+            if measured_row is not None:
+                iterations = max(iterations, measured.iters if measured is not None else measured_row.iters)
             if per_iter and measured_row is not None and measured is not None:
                 ranks = measured_row.members or list(range(world))
                 block = per_iter_block([measured.by_rank.get(rank, []) for rank in ranks])
@@ -284,7 +284,7 @@ def documents(run: RunDir, outcome: RunOutcome) -> dict[str, dict[str, Any]]:
         )
     rows = [row for row in outcome.rows if not row.group]
     per_iter = cfg.bench.per_iteration
-    times = _read_times(run, want_times=per_iter)
+    times = _read_times(run) if per_iter else {}  # the results are read again only for per-iteration times
     environment = _environment(run, 0)
     version = nccl_version_code(str(environment.get("nccl", "none")))
     started = min((s.started for s in outcome.statuses.values()), default=0.0)

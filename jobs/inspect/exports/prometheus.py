@@ -127,9 +127,12 @@ def default_config_name(outcome: RunOutcome) -> str:
     return f"{cfg.task}-{cfg.backend}-{cfg.nodes}n{cfg.world_size}r-{digest}"
 
 
-def run_metrics(run: RunDir, cluster: str | None = None, config_name: str | None = None) -> RunMetrics:
+def run_metrics(
+    run: RunDir, cluster: str | None = None, config_name: str | None = None, outcome: RunOutcome | None = None
+) -> RunMetrics:
+    """One run's metrics and its grouping key; `outcome`: the run's, when the caller has read it already."""
     families = _Families()
-    key = add_run(families, run, cluster, config_name)
+    key = add_run(families, run, cluster, config_name, outcome)
     registry = CollectorRegistry(auto_describe=True)
     registry.register(_Collected(families))
     return RunMetrics(run, key, registry)
@@ -147,9 +150,11 @@ def registry_of(
     return registry
 
 
-def add_run(families: _Families, run: RunDir, cluster: str | None, config_name: str | None) -> dict[str, str]:
+def add_run(
+    families: _Families, run: RunDir, cluster: str | None, config_name: str | None, outcome: RunOutcome | None = None
+) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
-    outcome = assess(run)
+    outcome = outcome or assess(run)
     cfg = outcome.config
     group = [cluster or default_cluster(run), config_name or default_config_name(outcome)]
     add = families.add

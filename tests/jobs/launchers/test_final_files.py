@@ -1,0 +1,72 @@
+"""A run's end on the launcher's side (jobs.launchers.facts.write_final_files): the final files, the history
+record and the exports, fed by one read of the run; at thousands of ranks each read takes seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import collectives.results
+import jobs.inspect.report
+from jobs.config.model import load_config, to_yaml
+from jobs.history.database import open_history
+from jobs.history.queries import Filters, list_runs
+from jobs.launchers.facts import write_final_files
+from jobs.rundir.layout import RunDir
+from tests.jobs.rundir import synthetic
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every results line decoded, wherever from: a full read of the run decodes each line once."""
+    decoded: list[str] = []
+    real = collectives.results._parse_line
+
+    def counted(line: bytes, where: str) -> Any:
+        decoded.append(where)
+        return real(line, where)
+
+    monkeypatch.setattr(collectives.results, "_parse_line", counted)
+    return decoded
+
+
+def _lines(run: RunDir) -> list[str]:
+    return [f"{path}:{n}" for path in sorted(run.path.glob("results/rank-*.jsonl")) for n in (1, 2)]
+
+
+def _ended_run(tmp_path: Path) -> tuple[RunDir, str, Path]:
+    run = synthetic.sweep_run(tmp_path / "runs")
+    url, textfile = f"sqlite:///{tmp_path / 'history.sqlite'}", tmp_path / "collbench.prom"
+    words = ["ranks=2", "bench.ops=[all_reduce]", "bench.min_bytes=1K", "bench.max_bytes=4K", f"history.url={url}",
+             f"exports.prometheus_textfile={textfile}"]  # fmt: skip
+    run.config_file.write_text(to_yaml(load_config(None, words)))
+    return run, url, textfile
+
+
+@pytest.mark.parametrize("rank0_wrote_them", [False, True], ids=["nobody wrote the final files", "rank 0 did"])
+def test_a_run_s_end_reads_the_run_once_for_its_files_history_and_exports(
+    rank0_wrote_them: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, url, textfile = _ended_run(tmp_path)
+    if rank0_wrote_them:
+        jobs.inspect.report.record_summary(run, jobs.inspect.report.assess(run))
+    reads = _counting_reads(monkeypatch)
+    write_final_files(run)
+    assert sorted(reads) == _lines(run), "one read feeds the summary, the history's record and the textfile"
+    assert run.summary_file.is_file() and run.table_file.is_file()
+    history = open_history(url)
+    [recorded] = list_runs(history, Filters())
+    history.close()
+    assert recorded["run_id"] == run.run_id
+    assert f'run_id="{run.run_id}"' in textfile.read_text()
+
+
+def test_a_run_s_end_reads_nothing_when_nothing_needs_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = synthetic.sweep_run(tmp_path / "runs")
+    words = ["ranks=2", "bench.ops=[all_reduce]", "bench.min_bytes=1K", "bench.max_bytes=4K", "history.record=false"]
+    run.config_file.write_text(to_yaml(load_config(None, words)))
+    jobs.inspect.report.record_summary(run, jobs.inspect.report.assess(run))
+    reads = _counting_reads(monkeypatch)
+    write_final_files(run)
+    assert reads == [], "rank 0 wrote the final files, and neither a history nor an export asks for the run"
