@@ -4,7 +4,8 @@ runs, and the database's size per run, on SQLite and on PostgreSQL (the suite's 
     PYTHONPATH=. .venv/bin/python tests/bench/bench_history.py [--ranks 4096] [--sizes 20] [--runs 10000]
 
 Not part of the test run (root, for the PostgreSQL server). The run directory is built through the records
-(every rank's status and env file, summary.json with its rows), as a finished run leaves it.
+(every rank's status and results file, rank 0's env file, summary.json with its rows), as a finished run
+leaves it: recording reads every rank's results once, for the hosts' verdicts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jobs.history.queries import Filters, trend
 from jobs.rundir.layout import RunDir, write_json_atomic
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
 from jobs.rundir.records.summary import SUMMARY, Summary
+from tests.bench.bench_scale import _write_results
 from tests.postgres import PASSWORD, PostgresServer
 
 
@@ -48,6 +50,7 @@ def build_run(root: Path, ranks: int, sizes: int) -> RunDir:
         status = RankStatus(rank=rank, local_rank=rank % 8, node_rank=rank // 8, host=f"n{rank // 8}", pid=rank,
                             device="cuda", state=RankState.OK, started=now, updated=now)  # fmt: skip
         STATUS.write(run.rank_status(rank), status)
+        _write_results(run, rank, f"n{rank // 8}", ranks, sizes, now)  # read for the hosts' verdicts
     write_json_atomic(run.rank_env(0), {"hostname": "n0", "torch": "2.13.0", "cuda": "12.4", "nccl": "2.21.5"})
     rows = [row(8 << i, ranks) for i in range(sizes)]
     SUMMARY.write(run.summary_file, Summary(run_id=run.run_id, passed=True, rows=rows))
