@@ -1,8 +1,14 @@
 """collbench isolate inside the job: the same rounds on every rank, each round's groups measured at once.
 
-Every rank creates every group of a round, in the same order (torch.distributed.new_group is collective
-over the world), runs the sweep in its own group, then all ranks share the round's results, so that
-every rank computes the same figures and bisect plans the same next round everywhere. A rank whose node
+On gloo each group of a round is created by its own members (use_local_synchronization: no store barrier
+over the whole world per group, whose cost grows with the world times the groups: at 4096 nodes of 8 ranks,
+a round of pairs would be 67 million store operations). A group whose ranks were grouped before is
+created by every rank in the same order instead, because torch names a group its members create from its
+ranks alone and a second group of the same ranks would meet the first one's keys in the store. On NCCL
+with the communicator bound to the device, torch splits the world's communicator for each new group, which
+every rank must join: there every rank creates every group, in the same order. Each rank
+runs the sweep in its own group, then all ranks share the round's results, so that every rank computes
+the same figures and bisect plans the same next round everywhere. A rank whose node
 rests this round only joins the sharing. Each result goes to the rank's results file as it is measured,
 labelled with its round and group: a node that dies leaves every earlier round on disk.
 """
@@ -42,9 +48,10 @@ def run_isolate(
     if placement.rank == 0:
         _write_plan(run, rounds, ranks_of)
     measured = 0
+    grouped: set[tuple[int, ...]] = set()
     while (groups := rounds.start()) is not None:
         started = time.time()
-        member = _join_round(groups, ranks_of, placement.rank, timeout)
+        member = _join_round(groups, ranks_of, placement.rank, timeout, grouped)
         mine: list[RankResult] = []
         if member is not None:
             group, ranks, process_group = member
@@ -100,16 +107,28 @@ def _nodes(placement: Placement) -> tuple[list[str], list[list[int]]]:
 
 
 def _join_round(
-    groups: tuple[Group, ...], ranks_of: list[list[int]], rank: int, timeout: datetime.timedelta
+    groups: tuple[Group, ...],
+    ranks_of: list[list[int]],
+    rank: int,
+    timeout: datetime.timedelta,
+    grouped: set[tuple[int, ...]],
 ) -> tuple[Group, list[int], dist.ProcessGroup] | None:
-    """Create every group of the round (all ranks, same order); this rank's group, or None if it rests."""
+    """Create the round's groups: a group of ranks new to the run by its members alone, one whose ranks were
+    grouped in an earlier round by every rank in the same order (and every group so where NCCL splits the
+    world's communicator). This rank's group, or None if it rests. `grouped` (the same on every rank: the
+    plan is) gains this round's groups."""
     member = None
-    for group in groups:
-        ranks = sorted(r for node in group for r in ranks_of[node])
-        process_group = dist.new_group(ranks, timeout=timeout)
+    every_rank_splits = dist.group.WORLD is not None and dist.group.WORLD.bound_device_id is not None
+    by_ranks = [(group, sorted(r for node in group for r in ranks_of[node])) for group in groups]
+    for group, ranks in by_ranks:
+        members_alone = not every_rank_splits and tuple(ranks) not in grouped
+        if members_alone and rank not in ranks:
+            continue
+        process_group = dist.new_group(ranks, timeout=timeout, use_local_synchronization=members_alone)
         if rank in ranks:
             assert isinstance(process_group, dist.ProcessGroup)
             member = (group, ranks, process_group)
+    grouped.update(tuple(ranks) for _, ranks in by_ranks)
     return member
 
 
