@@ -10,15 +10,18 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jobs.config.model import Config, ConfigError, load_config
-from jobs.inspect.check import CheckOutcome, assess_check, drain_lines, verdict_lines, write_files
 from jobs.inspect.report import assess
 from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_named
 from jobs.rundir.layout import RunDir
 from slurm.steps import NotInAllocation, StepRefused, current_allocation, step_hosts
+
+if TYPE_CHECKING:
+    from jobs.inspect.check import CheckOutcome
 
 EXIT_CANNOT_RUN = 4
 """The check itself could not run or settle (srun refused the step, nothing was measured, nodes were left
@@ -77,6 +80,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     deadline_s = bounds(cfg.check.budget_s, len(check_plan(cfg.nodes, cfg.isolate.rounds, 0)), 1).deadline_s
     ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
+    from jobs.inspect.check import assess_check  # the verdict's modules only where a check ran
+
     check = assess_check(run, assess(run))
     return _report(check, run, args, cfg, time.monotonic() - started, ran_out)
 
@@ -169,6 +174,8 @@ def _wait_within(launcher: Launcher, run: RunDir, seconds: float) -> bool:
 
 
 def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
+    from jobs.inspect.check import drain_lines, verdict_lines, write_files
+
     print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
     if args.drain:
         print("\n".join(drain_lines(check)))

@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jobs.config.model import Config, ConfigError, load_config
-from jobs.inspect.isolate import IsolateOutcome, assess_isolate, lines, plot_matrix, to_plain
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.live import PLAIN_EVERY_S
@@ -16,6 +16,9 @@ from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from slurm.steps import cluster_name
+
+if TYPE_CHECKING:
+    from jobs.inspect.isolate import IsolateOutcome
 
 ACTIONS = ("wait", "report")
 PLAN_ROUNDS_SHOWN = 64
@@ -137,6 +140,8 @@ def _report(run: RunDir, args: argparse.Namespace) -> int:
 
 
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
+    from jobs.inspect.isolate import plot_matrix, to_plain
+
     iso = _assess(outcome, run)
     if args.format == "json":
         print(json.dumps(to_plain(iso), indent=1))
@@ -158,10 +163,14 @@ def print_verdict(outcome: RunOutcome, run: RunDir) -> int:
 
 
 def _assess(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
+    from jobs.inspect.isolate import assess_isolate  # the verdict's modules only for an isolate run
+
     return assess_isolate(run, outcome)  # isolate.json is written once, by the wait that sees the run end
 
 
 def _print(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
+    from jobs.inspect.isolate import lines
+
     cfg = outcome.config
     print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))
     print(f"# Run directory: {run.path} (isolate.json, isolate-matrix.csv)", flush=True)

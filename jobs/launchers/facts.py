@@ -4,9 +4,7 @@ memory (Launcher.facts) and writes nothing."""
 
 from __future__ import annotations
 
-from jobs.inspect.isolate import assess_isolate, record_isolate
 from jobs.inspect.report import OutcomeOnce, await_final_files, record_summary
-from jobs.launchers.exports import export_ended_run
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.run import Task
 from jobs.rundir.records.slurm import JobFacts
@@ -29,6 +27,9 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     Then the run goes into the history (jobs.history): here, on the login node, because the compute nodes
     may not reach the database; a history that cannot be reached costs one line on stderr. Last, the
     config's `exports` (jobs.launchers.exports): a textfile or Pushgateway that fails costs one line too."""
+    from jobs.inspect.isolate import assess_isolate, record_isolate  # where a run ends, not for every reader
+    from jobs.launchers.exports import export_ended_run  # prometheus_client, likewise
+
     isolate = run.read_meta().task == Task.ISOLATE
     outcome = OutcomeOnce(run)  # the run is read once at most, for all three
     if not run.summary_file.exists() or (isolate and not run.isolate_verdict.exists()):

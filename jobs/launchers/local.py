@@ -12,9 +12,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
-
-import submitit
+from typing import TYPE_CHECKING, Any, TextIO
 
 from jobs.config.model import Config, ConfigError
 from jobs.inspect.report import read_statuses
@@ -24,6 +22,9 @@ from jobs.launchers.facts import write_final_files
 from jobs.launchers.live import Live
 from jobs.launchers.runs import check_output_dir, start_new_run
 from jobs.rundir.layout import RunDir
+
+if TYPE_CHECKING:
+    import submitit
 
 POLL_S = 0.2
 CANCEL_WAIT_S = 15.0
@@ -54,6 +55,8 @@ def free_port() -> int:
 
 def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submitit.Job[Any]:
     """Start every rank of a local run; returns at once."""
+    import submitit  # where ranks start only: status, report and wait of a local run never load it
+
     executor = submitit.LocalExecutor(folder=run.submitit_dir)
     executor.update_parameters(
         nodes=1,
