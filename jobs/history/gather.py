@@ -20,8 +20,8 @@ from collectives.results import SummaryRow
 from jobs.config.model import Config
 from jobs.config.schema import to_plain
 from jobs.inspect.isolate import assess_isolate, verdict_record
-from jobs.inspect.postmortem import CAUSES, examine
-from jobs.inspect.report import OutcomeOnce, RunOutcome, read_statuses
+from jobs.inspect.postmortem import CAUSES
+from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -78,14 +78,15 @@ def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], Ru
     meta = run.read_meta()
     cfg = load_run_config(run)
     summary = _summary(run, outcome_of)
-    statuses = read_statuses(run)
+    outcome = outcome_of()  # the hosts' verdicts need it whatever summary.json holds; its statuses serve too
+    statuses = outcome.statuses
     env = rank0_env(run)
     attempts = read_attempts(run)
     record = RunRecord(run=_identity(run, meta, cfg, summary, statuses, env, sweep_id, len(attempts)))
     record.children = {
         "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
         "results": [_result(row) for row in summary.rows],
-        "hosts": _hosts(run, meta, statuses, summary, outcome_of),
+        "hosts": _hosts(statuses, summary, outcome),
         "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
         "attempts": [
             {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
@@ -196,19 +197,13 @@ def _result(row: SummaryRow) -> Row:
     }  # fmt: skip
 
 
-def _hosts(
-    run: RunDir,
-    meta: RunMeta,
-    statuses: dict[int, RankStatus],
-    summary: Summary,
-    outcome_of: Callable[[], RunOutcome],
-) -> list[Row]:
+def _hosts(statuses: dict[int, RankStatus], summary: Summary, outcome: RunOutcome) -> list[Row]:
     """Each host's ranks, those that failed or stopped (facts), and the run's verdict on it: its ranks the
     verdict blames for a failure, and the report's line when it is slow at its own work."""
     ranks = Counter(s.host for s in statuses.values())
     failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
-    blamed = _blamed(run, meta, statuses) if not summary.passed else Counter()
-    slow = _slow_hosts(outcome_of())
+    blamed = _blamed(outcome) if not summary.passed else Counter()
+    slow = _slow_hosts(outcome)
     return [
         {
             "host": host,
@@ -221,11 +216,11 @@ def _hosts(
     ]
 
 
-def _blamed(run: RunDir, meta: RunMeta, statuses: dict[int, RankStatus]) -> Counter[str]:
+def _blamed(outcome: RunOutcome) -> Counter[str]:
     """Ranks per host that the verdict names as the cause (postmortem's CAUSES): not those srun's clean-up
     stopped after another rank failed, nor those that only noticed a lost peer."""
-    postmortem = examine(run, statuses, meta.world_size)
-    return Counter(end.host for end in postmortem.ends.values() if end.kind in CAUSES)
+    ends = outcome.postmortem.ends.values() if outcome.postmortem else ()
+    return Counter(end.host for end in ends if end.kind in CAUSES)
 
 
 def _slow_hosts(outcome: RunOutcome) -> dict[str, str]:
