@@ -28,6 +28,12 @@ Past = Sequence[tuple[str, float]]
 Verdict = Literal["ok", "faster", "REGRESSION", "too little history"]
 
 
+def median_mad(values: Sequence[float]) -> tuple[float, float]:
+    """A baseline's centre and spread: the median of `values` and their median absolute deviation."""
+    centre = median(values)
+    return centre, median(abs(value - centre) for value in values)
+
+
 @dataclass(frozen=True, slots=True)
 class RowVerdict:
     """One (op, size) of the run against its baseline."""
@@ -128,8 +134,7 @@ def judge(
             result.rows.append(RowVerdict(op=op, size=size, busbw=busbw, runs=len(last)))
             continue
         values = [value for _, value in last]
-        centre = median(values)
-        mad = median(abs(value - centre) for value in values)
+        centre, mad = median_mad(values)
         allowed = max(tolerance(size) * centre, mads * mad)
         verdict: Verdict = "ok"
         if busbw < centre - allowed:

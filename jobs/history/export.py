@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from jobs.history import schema
 from jobs.history.database import History
-from jobs.history.queries import Filters
+from jobs.history.queries import Filters, in_chunks
 
 Row = dict[str, Any]
 RUN_KEY = "id"
@@ -30,7 +30,7 @@ def export_runs(history: History, filters: Filters) -> list[Row]:
         children: dict[str, dict[int, list[Row]]] = {}
         for table in schema.CHILDREN:
             by_run: dict[int, list[Row]] = {}
-            for chunk in (keys[i : i + 500] for i in range(0, len(keys), 500)):
+            for chunk in in_chunks(keys):
                 for row in connection.execute(select(table).where(table.c.run.in_(chunk))).mappings():
                     plain = dict(row)
                     by_run.setdefault(plain.pop("run"), []).append(plain)

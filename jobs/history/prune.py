@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Table, delete, exists, func, select
 
 from jobs.history import schema
 from jobs.history.database import History
-from jobs.history.queries import Filters
+from jobs.history.queries import Filters, in_chunks
 
 
 @dataclass(slots=True)
@@ -42,7 +42,7 @@ def prune(
         for table in schema.CHILDREN:
             done.rows[table.name] = _count_or_delete(connection, table, keys, dry_run)
         if not dry_run:
-            for chunk in _chunks(keys):
+            for chunk in in_chunks(keys):
                 connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(chunk)))
             done.rows["sweeps"] = _empty_sweeps(connection)
     return done
@@ -62,17 +62,9 @@ def _doomed(
     return doomed[::-1]
 
 
-CHUNK = 500
-"""Keys per IN (...): far below any database's limit on parameters."""
-
-
-def _chunks(keys: list[int]) -> list[list[int]]:
-    return [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
-
-
 def _count_or_delete(connection: Connection, table: Table, keys: list[int], dry_run: bool) -> int:
     total = 0
-    for chunk in _chunks(keys):
+    for chunk in in_chunks(keys):
         if dry_run:
             count = select(func.count()).select_from(table).where(table.c.run.in_(chunk))
             total += int(connection.execute(count).scalar_one())

@@ -3,7 +3,6 @@ Every view is a list of plain rows (dicts), rendered by the CLI as a table, JSON
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,13 +10,22 @@ from typing import Any
 from sqlalchemy import Select, and_, exists, func, or_, select
 
 from jobs.history import schema
-from jobs.history.against import BASELINE_RUNS, MIN_BASELINE_RUNS, Key, Past
+from jobs.history.against import BASELINE_RUNS, MIN_BASELINE_RUNS, Key, Past, median_mad
 from jobs.history.database import History
 
 Row = dict[str, Any]
 RUN_COLUMNS = ("run_id", "started", "cluster", "config", "nodes", "world_size", "hostlist", "task", "job_id",
                "attempt", "outcome", "sweep_id")  # fmt: skip
 FIGURES = ("busbw", "algbw", "time_us")
+
+
+CHUNK = 500
+"""Keys per IN (...): far below any database's limit on parameters."""
+
+
+def in_chunks(keys: list[int]) -> list[list[int]]:
+    """`keys` in slices of CHUNK, one IN (...) each."""
+    return [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +101,8 @@ def baseline(points: list[Row], figure: str = "busbw", k: int = BASELINE_RUNS) -
     healthy = [p for p in points if p["outcome"] == "passed"][-k:]
     if len(healthy) < MIN_BASELINE_RUNS:
         return None
-    values = [float(p[figure]) for p in healthy]
-    median = statistics.median(values)
-    return Baseline(median, statistics.median(abs(v - median) for v in values), [p["run_id"] for p in healthy])
+    centre, mad = median_mad([float(p[figure]) for p in healthy])
+    return Baseline(centre, mad, [p["run_id"] for p in healthy])
 
 
 @dataclass(frozen=True, slots=True)
