@@ -13,18 +13,15 @@ failure leaves nothing half-made behind."""
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
 from collectives.results import RankResult
 from collectives.settings import BenchSettings
-from jobs.config.model import Config, ConfigError, config_from_plain
+from jobs.config.model import Config, ConfigError, config_from_plain, to_yaml
 from jobs.config.schema import to_plain
 from jobs.inspect.imports.model import DTYPE_OF, Row, Table
 from jobs.inspect.imports.read import Job
@@ -93,18 +90,15 @@ def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
     cfg = _config(job, str(parent))
     scratch = Path(tempfile.mkdtemp(prefix=".collbench-import-", dir=parent))
     try:
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{NAME}-{secrets.token_hex(3)}"
-        run = RunDir(scratch / name)
-        for folder in (run.path, run.logs_dir, run.results_dir, run.status_dir, run.env_dir, run.heartbeat_dir):
-            folder.mkdir()
-        run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))), encoding="utf-8")
+        run = RunDir.create(scratch, NAME)
+        run.config_file.write_text(to_yaml(cfg), encoding="utf-8")
         run.update_meta(
-            run_id=name, launcher=LauncherWord.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
+            run_id=run.run_id, launcher=LauncherWord.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
             task=Task.SWEEP, imported_from=list(sources),
         )  # fmt: skip
         _write_ranks(run, job, _mtime(sources))
         record_summary(run, assess(run), job_over=True)
-        final = parent / name
+        final = parent / run.path.name
         os.rename(run.path, final)
         return RunDir(final)
     finally:
@@ -185,13 +179,14 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
     why_cut = "; ".join(job.cut)
     local_ranks: dict[str, int] = {}
     world = len(job.devices)
+    nodes = list(dict.fromkeys(d.host for d in job.devices))  # node rank: the order hosts first appear in
     for rank, device in enumerate(job.devices):
         local_rank = local_ranks[device.host] = local_ranks.get(device.host, -1) + 1
         cut = bool(why_cut)
         status = RankStatus(
             rank=rank, host=device.host, pid=device.pid, device=f"cuda:{device.device}" if device.device is not None
             else "cuda", state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
-            local_rank=local_rank, node_rank=list(dict.fromkeys(d.host for d in job.devices)).index(device.host),
+            local_rank=local_rank, node_rank=nodes.index(device.host),
             rows=sum(len(t.rows) for t in job.tables), failed_at=ended if cut else 0.0,
             error=f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else "",
         )  # fmt: skip
