@@ -18,7 +18,7 @@ from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_named
 from jobs.rundir.layout import RunDir
-from slurm.steps import NotInAllocation, StepRefused, current_allocation, step_hosts
+from slurm.steps import NotInAllocation, StepRefused, cluster_name, current_allocation, step_hosts
 
 if TYPE_CHECKING:
     from jobs.inspect.check import CheckOutcome
@@ -144,7 +144,7 @@ def expected_level(cfg: Config) -> tuple[float, str]:
         return 0.0, ""
     from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
 
-    cluster = cfg.history.cluster or os.environ.get("SLURM_CLUSTER_NAME") or "local"
+    cluster = cfg.history.cluster or cluster_name()
     return expected_pair_busbw(cfg, cluster) or (0.0, "")
 
 

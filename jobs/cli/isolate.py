@@ -86,12 +86,16 @@ def _with_level(cfg: Config, args: argparse.Namespace) -> Config:
     settings = cfg.isolate
     if settings.expected_busbw or not settings.from_history or settings.resolved_mode(cfg.nodes) == "bisect":
         return cfg
+    from jobs.history.against import MIN_BASELINE_RUNS
     from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
 
     cluster = cfg.history.cluster or cluster_name()
     found = expected_pair_busbw(cfg, cluster, sizes=settings.sizes, for_what="isolate")
     if found is None:
-        level, source = 0.0, f"too little history on {cluster} for a level (fewer than 3 healthy 2-node runs)"
+        level, source = (
+            0.0,
+            (f"too little history on {cluster} for a level (fewer than {MIN_BASELINE_RUNS} healthy 2-node runs)"),
+        )
         print(f"collbench: isolate: {source}; the level is the run's own median", file=sys.stderr)
     else:
         level, source = found
