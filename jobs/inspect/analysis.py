@@ -167,10 +167,6 @@ class Analyser:
             self.add(record)
             yield record
 
-    def slow_hosts(self) -> dict[str, str]:
-        """host -> the verdict's line on it, for each host slow at its own work (what `slow host:` names)."""
-        return {line.split(": ", 1)[0]: line for line in _slow_hosts(_slow_at_own_work(self.own, self.hosts))}
-
     def finish(self, run: RunDir, scope: RunScope | None = None) -> Analysis:
         scope = scope or RunScope()
         result = Analysis()

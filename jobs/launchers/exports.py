@@ -34,7 +34,7 @@ def export_ended_run(
     except (RecordError, ConfigError, OSError) as error:
         say(f"exports: {run.run_id} not exported: {error}")
         return False
-    if not (exports.prometheus_textfile or exports.pushgateway):
+    if not exports.any:
         return True
     done = True
     path = shlex.quote(str(run.path))
