@@ -119,8 +119,9 @@ class OutcomeOnce:
     run's end feeds (its final files, the history, the exports) each need it, and at thousands of ranks
     every read of the results takes seconds."""
 
-    def __init__(self, run: RunDir, known: RunOutcome | None = None) -> None:
-        self.run, self._outcome = run, known
+    def __init__(self, run: RunDir) -> None:
+        self.run: RunDir = run
+        self._outcome: RunOutcome | None = None
 
     def __call__(self) -> RunOutcome:
         if self._outcome is None:

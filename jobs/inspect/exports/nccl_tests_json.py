@@ -16,7 +16,6 @@ import json
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,25 +111,19 @@ def per_iter_block(process_rows: Sequence[Sequence[float]]) -> dict[str, Any] | 
     return block
 
 
-@dataclass(slots=True)
-class _Times:
-    """Every rank's per-iteration times and iteration count of one row, read for the per-iteration blocks."""
-
-    by_rank: dict[int, list[float]] = field(default_factory=dict)
-    iters: int = 0
+Times = dict[int, list[float]]
+"""One row's per-iteration times, by rank, read for the per-iteration blocks."""
 
 
-def _read_times(run: RunDir) -> dict[RowKey, _Times]:
-    found: dict[RowKey, _Times] = {}
+def _read_times(run: RunDir) -> dict[RowKey, Times]:
+    found: dict[RowKey, Times] = {}
     records: Iterable[RankResult] = iter_rank_results(
         rank_files(run.results_dir, ".jsonl"), keep_times=True, on_damage=lambda _: None
     )
     for record in records:
         if record.group:
             continue
-        times = found.setdefault(record.key, _Times())
-        times.by_rank.setdefault(record.rank, list(record.times_us))
-        times.iters = max(times.iters, record.iters)
+        found.setdefault(record.key, {}).setdefault(record.rank, list(record.times_us))
     return found
 
 
@@ -147,7 +140,7 @@ def _placement(row: SummaryRow | None, cputime: bool) -> dict[str, Any] | None:
 
 
 def _results(
-    rows: Sequence[SummaryRow], times: dict[RowKey, _Times], cputime: bool, per_iter: bool, world: int
+    rows: Sequence[SummaryRow], times: dict[RowKey, Times], cputime: bool, per_iter: bool, world: int
 ) -> list[dict[str, Any]]:
     """One record per (size, type, redop, root), out-of-place before in-place, as TimeTest writes them."""
     by_line: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
@@ -169,10 +162,10 @@ def _results(
             record[name] = _placement(measured_row, cputime)
             measured = times.get(measured_row.key) if measured_row is not None else None
             if measured_row is not None:
-                iterations = max(iterations, measured.iters if measured is not None else measured_row.iters)
+                iterations = max(iterations, measured_row.iters)
             if per_iter and measured_row is not None and measured is not None:
                 ranks = measured_row.members or list(range(world))
-                block = per_iter_block([measured.by_rank.get(rank, []) for rank in ranks])
+                block = per_iter_block([measured.get(rank, []) for rank in ranks])
                 if block is not None:
                     record[f"{name}_per_iter"] = block
         record["actual_iterations"] = iterations
