@@ -27,6 +27,8 @@ PROGRAMS = {
     "sendrecv": "sendrecv",
 }
 """nccl-tests' binary (`<name>_perf`, `<name>_perf_mpi`) -> collbench's op. hypercube and alltoallv have none."""
+BINARY_OF = {op: binary for binary, op in PROGRAMS.items()}
+"""collbench's op -> nccl-tests' binary name (all_to_all -> alltoall)."""
 
 DTYPE_OF = {spec.nccl_name: name for name, spec in DTYPES.items()}
 """nccl-tests' `type` column -> collbench's dtype."""

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jobs.inspect.imports.model import BadImport, Device, Parsed, Row, Table
+from jobs.inspect.imports.model import BINARY_OF, BadImport, Device, Parsed, Row, Table
 
 READ_VERSIONS = (1, 2, 3)
 LACKS = {
@@ -53,7 +53,8 @@ def _program(args: Any) -> str:
         return ""
     for arg in args:
         if isinstance(arg, str) and arg.startswith("bench.ops=[") and arg.endswith("]"):
-            return f"{arg[len('bench.ops=[') : -1]}_perf".replace("all_to_all", "alltoall")
+            op = arg[len("bench.ops=[") : -1]
+            return f"{BINARY_OF.get(op, op)}_perf"
     first = str(args[0])
     return first if first.endswith(("_perf", "_perf_mpi")) else ""
 
