@@ -61,9 +61,9 @@ def parse_text(path: Path, parsed: Parsed) -> None:
     per_placement = 4
     columns = COLUMNS
 
-    pending: tuple[BadImport, list[Row], Table] | None = None
-    """A row that does not parse (or holds one placement only): the output cut short mid-row if nothing
-    of nccl-tests' follows it, a damaged row otherwise."""
+    pending: tuple[BadImport, list[Row], Table, str] | None = None
+    """A row that does not parse (or holds one placement only), with its placements read and its FILE:LINE:
+    the output cut short mid-row if nothing of nccl-tests' follows it, a damaged row otherwise."""
 
     def close(current: Table | None, why: str) -> None:
         if current is not None and not current.complete:
@@ -125,17 +125,18 @@ def parse_text(path: Path, parsed: Parsed) -> None:
             try:
                 rows, whole = _row(raw, where, columns, per_placement, table)
             except BadImport as damaged:
-                pending = (damaged, [], table)
+                pending = (damaged, [], table, where)
                 continue
             if whole:
                 table.rows += rows
             else:
-                pending = (BadImport(f"{where}: damaged row: one placement where nccl-tests prints two"), rows, table)
+                half = BadImport(f"{where}: damaged row: one placement where nccl-tests prints two")
+                pending = (half, rows, table, where)
     if pending is not None:
-        error, rows, cut = pending
+        _, rows, cut, where = pending
         cut.rows += rows
         kept = "its out-of-place half kept" if rows else "left out"
-        cut.cut_at = f"{str(error).split(': damaged row')[0]}: the output ends mid-row ({kept})"
+        cut.cut_at = f"{where}: the output ends mid-row ({kept})"
         cut.complete = False
     close(table, f"{path}: the output ends before the table's closing lines")
 
