@@ -63,12 +63,13 @@ def build_request(
 ) -> SlurmRequest:
     """submitit parameters from the config's slurm section; empty settings are left to Slurm.
     `setup_first` runs in the batch script before the config's own setup lines."""
+    limit_min = max(1, math.ceil(time_min))
     params: dict[str, Any] = {
         "job_name": settings.job_name,
         "nodes": nodes,
         "ntasks_per_node": settings.resolved_tasks_per_node(),
-        "time": max(1, math.ceil(time_min)),
-        "signal_delay_s": warning_ahead_s(max(1, math.ceil(time_min))),
+        "time": limit_min,
+        "signal_delay_s": warning_ahead_s(limit_min),
         "srun_args": (["--kill-on-bad-exit=1"] if settings.kill_on_bad_exit else []) + list(settings.srun_args),
     }
     optional = {

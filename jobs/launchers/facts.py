@@ -34,7 +34,7 @@ def write_final_files(run: RunDir, job_over: bool = False) -> None:
     outcome = OutcomeOnce(run)  # the run is read once at most, for all three
     if not run.summary_file.exists() or (isolate and not run.isolate_verdict.exists()):
         record_summary(run, outcome(), job_over=job_over)
-        if outcome().config.task == "isolate":
+        if isolate:
             record_isolate(run, assess_isolate(run, outcome()), job_over=job_over)
     else:
         await_final_files(run)  # rank 0 may be writing them this moment: return once they are whole
