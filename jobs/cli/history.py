@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from jobs.history.held import HeldRun
     from jobs.history.queries import Baseline, Filters
     from jobs.inspect.compare import Tolerance
+    from jobs.inspect.report import RunOutcome
     from jobs.rundir.layout import RunDir
 
 Row = dict[str, Any]
@@ -309,13 +310,13 @@ def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True
                          "(default: the run's history.url)")  # fmt: skip
 
 
-def against_history(run: RunDir, rows: Sequence[Any], tolerance: Tolerance, db: str | None, fmt: str) -> int:
+def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, db: str | None, fmt: str) -> int:
     """Hold the run's rows against its history and say so: the table (table format) on stdout, each
     regression, the runs judged against and a history too thin to judge on stderr. 1 on a regression."""
     from jobs.history.against import MADS
     from jobs.history.held import hold_run
 
-    held = hold_run(run, rows, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", db)
+    held = hold_run(run, outcome, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", db)
     if fmt == "table":
         print("\n".join(held_lines(held)), flush=True)
     say_held(held)

@@ -294,7 +294,7 @@ def _against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace)
     from jobs.cli.history import against_history
     from jobs.inspect.compare import Tolerance
 
-    return against_history(run, outcome.rows, Tolerance.parse(args.tolerance, []), args.db, args.format)
+    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.db, args.format)
 
 
 def wait_and_render(

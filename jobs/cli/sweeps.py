@@ -237,7 +237,7 @@ def _compare_with_history(args: argparse.Namespace, tolerance: Tolerance) -> int
     words = f"max({tolerance.describe()}, {MADS:g} MAD)"
     code, plain = 0, []
     for run in runs:
-        held = hold_run(run, assess(run).rows, tolerance.for_size, words, args.db)
+        held = hold_run(run, assess(run), tolerance.for_size, words, args.db)
         print("\n".join(held_lines(held)), flush=True)
         say_held(held, prefix=f"{held.run_id}: " if len(runs) > 1 else "")
         code = max(code, held.judgement.exit_code)

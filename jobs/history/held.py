@@ -5,18 +5,16 @@ with against.judge over the same query, past_figures."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.config.model import Config
 from jobs.history.against import BASELINE_RUNS, Judgement, best_figures, judge
 from jobs.history.database import HistoryError, open_history
 from jobs.history.gather import cluster_of, fingerprint, rank0_env, started_of
 from jobs.history.queries import Comparable, past_figures, recorded_rows, recorded_run
-from jobs.inspect.report import read_statuses
+from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.config import load_run_config
 
 
 @dataclass(slots=True)
@@ -47,29 +45,27 @@ class HeldRun:
         }
 
 
-def comparable(run: RunDir, cfg: Config) -> Comparable:
-    """What `run` compares with, from its own records (nothing written)."""
+def comparable(run: RunDir, outcome: RunOutcome) -> Comparable:
+    """What `run` compares with, from its records and the outcome just assessed (nothing written)."""
     meta = run.read_meta()
-    statuses = read_statuses(run)
     return Comparable(
-        cluster=cluster_of(cfg, rank0_env(run)),
-        config=fingerprint(cfg),
+        cluster=cluster_of(outcome.config, rank0_env(run)),
+        config=fingerprint(outcome.config),
         nodes=meta.nodes,
-        before=started_of(run, statuses),
+        before=started_of(run, outcome.statuses),
         run_id=meta.run_id or run.run_id,
     )
 
 
 def hold_run(
-    run: RunDir, rows: Sequence[Any], tolerance: Callable[[int], float], words: str, url: str | None = None
+    run: RunDir, outcome: RunOutcome, tolerance: Callable[[int], float], words: str, url: str | None = None
 ) -> HeldRun:
-    """The run directory's `rows` against the history `url` (default: the run's history.url); HistoryError
-    when the history cannot be opened."""
-    cfg = load_run_config(run)
-    like = comparable(run, cfg)
-    history = open_history(cfg.history.url if url is None else url)
+    """The run directory's outcome, as just assessed, against the history `url` (default: the run's
+    history.url); HistoryError when the history cannot be opened."""
+    like = comparable(run, outcome)
+    history = open_history(outcome.config.history.url if url is None else url)
     try:
-        judgement = judge(best_figures(rows), past_figures(history, like), tolerance)
+        judgement = judge(best_figures(outcome.rows), past_figures(history, like), tolerance)
     finally:
         history.close()
     judgement.tolerance = words
