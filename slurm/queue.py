@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from slurm.states import completing_as, ended_as
+
 SQUEUE_FORMAT = "%i|%T|%r|%N"
 SACCT_FIELDS = "JobIDRaw,State,NodeList"
 
@@ -61,6 +63,14 @@ def parse_sacct(text: str) -> dict[str, JobRecord]:
         job_id, state, nodes = parts
         found[job_id] = JobRecord(job_id, state, "" if nodes == "None assigned" else nodes, Source.SACCT)
     return found
+
+
+def with_accounted_end(queued: JobRecord, accounted: JobRecord | None) -> JobRecord:
+    """A job squeue shows COMPLETING, with the end accounting recorded for it (slurm.states.completing_as);
+    as squeue said while accounting has no end yet."""
+    if accounted is None or not ended_as(accounted.state):
+        return queued
+    return JobRecord(queued.job_id, completing_as(accounted.state), queued.nodes or accounted.nodes, queued.source)
 
 
 def unknown(job_id: str) -> JobRecord:

@@ -75,3 +75,19 @@ def state_info(slurm_state: str) -> StateInfo:
     if word == "PENDING" and len(words) > 1 and words[1].strip("()") in NEVER_STARTS:
         return StateInfo("never_starts", True)
     return SLURM_STATES.get(word, UNKNOWN)
+
+
+def completing_as(end: str) -> str:
+    """squeue's COMPLETING with the end accounting has recorded already: 'COMPLETING (NODE_FAIL)'. The job
+    has ended; Slurm is still killing its processes (for up to KillWait), so it is not final yet."""
+    return f"COMPLETING ({end})"
+
+
+def ended_as(slurm_state: str) -> str:
+    """The state Slurm ended the job with, in one word: 'NODE_FAIL' for 'NODE_FAIL' and for
+    'COMPLETING (NODE_FAIL)', 'CANCELLED' for 'CANCELLED by 0'; '' while it has not ended."""
+    words = slurm_state.strip().split(maxsplit=1)
+    if words and words[0] == "COMPLETING" and len(words) > 1:
+        return ended_as(words[1].strip().removeprefix("(").removesuffix(")"))
+    info = state_info(slurm_state)
+    return words[0].rstrip("+") if info.final and info.phase != "never_starts" else ""

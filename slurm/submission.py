@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, slurmd_answers
-from slurm.queue import JobRecord, parse_sacct, parse_squeue, sacct_argv, squeue_argv, unknown
+from slurm.queue import JobRecord, parse_sacct, parse_squeue, sacct_argv, squeue_argv, unknown, with_accounted_end
 from slurm.settings import SlurmSettings
 
 QUERY_TIMEOUT_S = 20.0
@@ -165,18 +165,21 @@ def _stderr_caught() -> Iterator[Callable[[], str]]:
 def query_jobs(job_ids: Sequence[str]) -> dict[str, JobRecord]:
     """Every job's state and nodes in at most two calls, however many jobs: one squeue for all of them
     (the controller: current), then one sacct for those it no longer lists (accounting: lags a moment,
-    but remembers finished jobs). A job neither knows is UNKNOWN; a controller that does not answer
-    leaves every job to accounting."""
+    but remembers finished jobs) and for those it shows COMPLETING (accounting has their end already:
+    'COMPLETING (NODE_FAIL)'). A job neither knows is UNKNOWN; a controller that does not answer leaves
+    every job to accounting."""
     ids = list(dict.fromkeys(job_ids))
     if not ids:
         return {}
     queued = _run(squeue_argv(ids))
     found = parse_squeue(queued.stdout) if queued.returncode == 0 else {}
     missing = [job_id for job_id in ids if job_id not in found]
-    if missing:
-        accounted = _run(sacct_argv(missing))
-        if accounted.returncode == 0:
-            found.update({k: v for k, v in parse_sacct(accounted.stdout).items() if k in missing})
+    completing = [job_id for job_id in ids if job_id in found and found[job_id].state == "COMPLETING"]
+    if missing or completing:
+        accounted = _run(sacct_argv(missing + completing))
+        said = parse_sacct(accounted.stdout) if accounted.returncode == 0 else {}
+        found.update({k: v for k, v in said.items() if k in missing})
+        found.update({k: with_accounted_end(found[k], said.get(k)) for k in completing})
     return {job_id: found.get(job_id) or unknown(job_id) for job_id in ids}
 
 

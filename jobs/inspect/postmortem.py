@@ -30,6 +30,7 @@ from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupP
 from jobs.rundir.records.run import Launcher
 from jobs.rundir.records.slurm import JobFacts
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
+from slurm.states import ended_as
 
 __all__ = ["JobFacts", "Postmortem", "RankEnd", "examine", "judge", "rank_spans"]
 
@@ -241,7 +242,7 @@ def _causes(
     causes += setup_causes(ends, statuses, reached=True)
     if not causes:
         causes += _stop_cause(ends, steps, facts)
-    if facts.state.startswith("NODE_FAIL"):
+    if ended_as(facts.state) == "NODE_FAIL":
         causes.append(
             f"the job ended NODE_FAIL on {facts.nodes or 'its nodes'} and was not run again: a rerun on other nodes "
             "would measure another cluster (slurm.requeue=true lets Slurm requeue it, each attempt kept apart)"
@@ -273,7 +274,7 @@ def slurm_stop_reason(steps: StepEvidence | None, facts: JobFacts) -> str:
     """Why Slurm stopped the job, in its own words (slurmstepd's cancel of the job, the job's state), or ''."""
     if steps and steps.cancelled:
         return steps.cancelled
-    word = facts.state.split()[0].rstrip("+") if facts.state else ""
+    word = ended_as(facts.state) or (facts.state.split()[0].rstrip("+") if facts.state else "")
     return SLURM_STOPS.get(word, "")
 
 

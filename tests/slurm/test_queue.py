@@ -1,6 +1,6 @@
 """What squeue and sacct say of many jobs at once, parsed (slurm.queue)."""
 
-from slurm.queue import Source, parse_sacct, parse_squeue, sacct_argv, squeue_argv
+from slurm.queue import Source, parse_sacct, parse_squeue, sacct_argv, squeue_argv, with_accounted_end
 
 
 def test_one_squeue_and_one_sacct_name_every_job() -> None:
@@ -20,3 +20,12 @@ def test_sacct_lines_give_the_last_state_of_each_job() -> None:
     found = parse_sacct("7|CANCELLED by 0|n1\n8|PENDING|None assigned\n8|NODE_FAIL|n[2-3]\n")
     assert found["7"].state == "CANCELLED by 0"
     assert (found["8"].state, found["8"].nodes, found["8"].source) == ("NODE_FAIL", "n[2-3]", Source.SACCT)
+
+
+def test_a_completing_job_takes_the_end_accounting_recorded_and_only_an_end() -> None:
+    queued = parse_squeue("7|COMPLETING|NodeDown|n[1-3]\n")["7"]
+    accounted = parse_sacct("7|NODE_FAIL|n[1-3]\n8|RUNNING|n4\n")
+    ended = with_accounted_end(queued, accounted["7"])
+    assert (ended.state, ended.nodes, ended.source) == ("COMPLETING (NODE_FAIL)", "n[1-3]", Source.SQUEUE)
+    assert with_accounted_end(queued, None) == queued, "accounting has not heard of it yet"
+    assert with_accounted_end(queued, parse_sacct("7|RUNNING|n[1-3]\n")["7"]) == queued, "accounting lags"

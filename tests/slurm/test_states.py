@@ -1,6 +1,6 @@
 import pytest
 
-from slurm.states import state_info
+from slurm.states import completing_as, ended_as, state_info
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,28 @@ def test_a_job_that_can_never_start_is_not_said_to_have_ended() -> None:
     assert state_info(state).meaning(state) == "is queued but will never start: PartitionNodeLimit"
     assert state_info("FAILED").meaning("FAILED") == "ended FAILED"
     assert state_info("RUNNING").meaning("RUNNING") == "is RUNNING"
+
+
+@pytest.mark.parametrize(
+    ("state", "end"),
+    [
+        ("NODE_FAIL", "NODE_FAIL"),
+        ("CANCELLED by 0", "CANCELLED"),
+        ("CANCELLED+", "CANCELLED"),
+        (completing_as("NODE_FAIL"), "NODE_FAIL"),
+        (completing_as("CANCELLED by 0"), "CANCELLED"),
+        ("COMPLETING", ""),
+        ("RUNNING", ""),
+        ("PENDING (PartitionNodeLimit)", ""),
+        ("REQUEUED", ""),
+        ("", ""),
+    ],
+)
+def test_the_end_is_slurms_final_word_even_while_the_job_is_completing(state: str, end: str) -> None:
+    assert ended_as(state) == end
+
+
+def test_a_job_accounting_has_ended_is_not_final_while_slurm_still_kills_it() -> None:
+    state = completing_as("NODE_FAIL")
+    assert (state_info(state).phase, state_info(state).final) == ("running", False)
+    assert state_info(state).meaning(state) == "is COMPLETING (NODE_FAIL)"

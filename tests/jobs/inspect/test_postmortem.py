@@ -72,6 +72,22 @@ def test_a_node_that_stopped_answering_is_named_with_its_ranks() -> None:
     assert report.ends[1].state == "lost" and report.consequences[0].startswith("rank(s) 0,2 noticed a lost peer")
 
 
+def test_a_node_fail_accounting_has_recorded_is_said_while_slurm_still_kills_the_job() -> None:
+    statuses = {r: status(r, f"n{r + 1}", "failed", error=TIMEOUT, failed_at=40.0) for r in (0, 2)}
+    statuses[1] = status(1, "n2", "running")
+    facts = JobFacts(state="COMPLETING (NODE_FAIL)", nodes="n[1-3]", unhealthy={"n2": "Slurm marks it down"})
+    report = judge(3, statuses, {}, None, facts)
+    assert report.causes[0] == "node n2 stopped answering (Slurm marks it down): rank(s) 1 ran there"
+    assert report.causes[1].startswith("the job ended NODE_FAIL on n[1-3] and was not run again")
+    assert not judge(3, statuses, {}, None, JobFacts(state="COMPLETING", unhealthy=facts.unhealthy)).causes[1:]
+
+
+def test_a_cancel_seen_while_slurm_still_kills_the_job_is_a_cancel() -> None:
+    statuses = {r: stopped(r, "n1") for r in range(2)}
+    report = judge(2, statuses, {}, None, JobFacts(state="COMPLETING (CANCELLED by 0)"))
+    assert report.causes[0].endswith("Slurm: COMPLETING (CANCELLED by 0)): cancelled"), report.causes
+
+
 def test_a_cancel_is_a_stop_not_a_hang() -> None:
     statuses = {r: status(r, "n1", "stopped", signal="SIGTERM", stopped_at=5.0 + r, error="stopped by SIGTERM")
                 for r in range(2)}  # fmt: skip

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from jobs.launchers.watcher import BACKOFF, Backoff, Watcher
 from jobs.rundir.layout import RunDir
+from slurm.states import ended_as, state_info
 from slurm.submission import query_jobs
 from tests.conftest import SlurmCluster
 
@@ -135,3 +137,26 @@ def test_the_watcher_polls_every_run_in_one_squeue_and_leaves_nodes_alone(
     calls = slurm_calls.read_text().splitlines()
     assert calls == [f"squeue -h -t all -j {','.join(jobs)} -o %i|%T|%r|%N"], calls
     assert watcher.interval == BACKOFF.first_s
+
+
+@pytest.mark.slurm
+def test_a_job_slurm_is_still_killing_carries_the_end_accounting_recorded(
+    slurm_cluster: SlurmCluster, slurm_calls: Path
+) -> None:
+    # a task that ignores SIGTERM keeps a cancelled job COMPLETING until KillWait's SIGKILL (5 s here):
+    # accounting says CANCELLED meanwhile, and so must the job's state, though it is not final yet
+    argv = ["/usr/bin/sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "--wrap", "trap '' TERM; sleep 120"]
+    job = subprocess.run(argv, capture_output=True, text=True, env=slurm_cluster.env(), check=True).stdout.strip()
+    deadline = time.monotonic() + 60
+    while query_jobs([job])[job].state != "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    cancel(slurm_cluster, [job])
+    seen = []
+    while time.monotonic() < deadline and not state_info(state := query_jobs([job])[job].state).final:
+        seen.append(state)
+        time.sleep(0.2)
+    assert "COMPLETING (CANCELLED by 0)" in seen, seen
+    assert ended_as(state) == "CANCELLED", state
+    assert not state_info("COMPLETING (CANCELLED by 0)").final
+    asked = [call for call in slurm_calls.read_text().splitlines() if call.startswith("sacct")]
+    assert asked and all(f"-j {job} " in call for call in asked), "accounting is asked only of the completing job"
