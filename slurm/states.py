@@ -83,11 +83,19 @@ def completing_as(end: str) -> str:
     return f"COMPLETING ({end})"
 
 
+def state_word(slurm_state: str) -> str:
+    """The one word that names the state: 'CANCELLED' for 'CANCELLED by 0' and 'CANCELLED+', the end
+    accounting recorded for 'COMPLETING (NODE_FAIL)'; '' for no state."""
+    words = slurm_state.strip().split(maxsplit=1)
+    if not words:
+        return ""
+    if words[0] == "COMPLETING" and len(words) > 1:
+        return state_word(words[1].strip().removeprefix("(").removesuffix(")"))
+    return words[0].rstrip("+")
+
+
 def ended_as(slurm_state: str) -> str:
     """The state Slurm ended the job with, in one word: 'NODE_FAIL' for 'NODE_FAIL' and for
     'COMPLETING (NODE_FAIL)', 'CANCELLED' for 'CANCELLED by 0'; '' while it has not ended."""
-    words = slurm_state.strip().split(maxsplit=1)
-    if words and words[0] == "COMPLETING" and len(words) > 1:
-        return ended_as(words[1].strip().removeprefix("(").removesuffix(")"))
-    info = state_info(slurm_state)
-    return words[0].rstrip("+") if info.final and info.phase != "never_starts" else ""
+    word = state_word(slurm_state)
+    return word if SLURM_STATES.get(word, UNKNOWN).final else ""

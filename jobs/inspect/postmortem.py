@@ -30,7 +30,7 @@ from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupP
 from jobs.rundir.records.run import Launcher
 from jobs.rundir.records.slurm import JobFacts
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
-from slurm.states import ended_as
+from slurm.states import ended_as, state_word
 
 __all__ = ["JobFacts", "Postmortem", "RankEnd", "examine", "judge", "rank_spans"]
 
@@ -274,8 +274,7 @@ def slurm_stop_reason(steps: StepEvidence | None, facts: JobFacts) -> str:
     """Why Slurm stopped the job, in its own words (slurmstepd's cancel of the job, the job's state), or ''."""
     if steps and steps.cancelled:
         return steps.cancelled
-    word = ended_as(facts.state) or (facts.state.split()[0].rstrip("+") if facts.state else "")
-    return SLURM_STOPS.get(word, "")
+    return SLURM_STOPS.get(state_word(facts.state), "")
 
 
 def _consequences(
