@@ -23,6 +23,7 @@ from collectives.results import RankResult
 from collectives.settings import BenchSettings
 from jobs.config.model import Config, ConfigError, config_from_plain, to_yaml
 from jobs.config.schema import to_plain
+from jobs.inspect.exports.nccl_tests_json import nccl_version_of_code
 from jobs.inspect.imports.model import DTYPE_OF, Row, Table
 from jobs.inspect.imports.read import Job
 from jobs.inspect.report import assess, record_summary
@@ -152,15 +153,6 @@ def _epoch(text: str, fallback: float) -> float:
         return fallback
 
 
-def _nccl_version(code: int | None) -> str:
-    """NCCL_VERSION_CODE back to its version (22105 -> 2.21.5; before 2.9: 2804 -> 2.8.4)."""
-    if not code:
-        return "none"
-    if code >= 10000:
-        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
-    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
-
-
 def _mtime(sources: Sequence[str]) -> float:
     """When the output was written, where it does not say: its oldest file's modification time."""
     times = []
@@ -195,7 +187,7 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
         write_json_atomic(
             run.rank_env(rank),
             {
-                "hostname": device.host, "torch": "none", "cuda": "", "nccl": _nccl_version(first.nccl_version),
+                "hostname": device.host, "torch": "none", "cuda": "", "nccl": nccl_version_of_code(first.nccl_version),
                 "gpu": {"index": device.device if device.device is not None else -1, "name": device.name,
                         "pci_bus_id": bus},
                 "variables": dict(_variables(first)), "imported": True,

@@ -60,6 +60,15 @@ def nccl_version_code(version: str) -> int | None:
     return major * 10000 + minor * 100 + patch
 
 
+def nccl_version_of_code(code: int | None) -> str:
+    """nccl_version_code's inverse (22105 -> 2.21.5; before 2.9: 2804 -> 2.8.4); "none" for no code."""
+    if not code:
+        return "none"
+    if code >= 10000:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
 def iter_stats(times: Sequence[float]) -> dict[str, float]:
     """util.cu's computeIterStats: p50 = sorted[n/2], p95/p99 by its percentileIndex, the population
     standard deviation."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from jobs.inspect.exports.nccl_tests_json import iter_stats, nccl_version_code, per_iter_block
+from jobs.inspect.exports.nccl_tests_json import iter_stats, nccl_version_code, nccl_version_of_code, per_iter_block
 from tests.conftest import collbench, read_jsonl
 
 INT, NUMBER, STRING, FLAG, NULL = "int", "number", "string", "flag", "null"
@@ -194,6 +194,11 @@ def test_util_cu_s_statistics_and_version_code() -> None:
     assert stats["stdev"] == pytest.approx(math.sqrt(2.0))
     assert nccl_version_code("2.21.5") == 22105 and nccl_version_code("2.8.4") == 2804
     assert nccl_version_code("none") is None
+    assert [nccl_version_of_code(nccl_version_code(v)) for v in ("2.21.5", "2.8.4", "none")] == [
+        "2.21.5",
+        "2.8.4",
+        "none",
+    ]
     block = per_iter_block([[1.0, 4.0], [2.0, 3.0]])
     assert block is not None and block["times_us"] == [2.0, 4.0] and block["cv_pct"] == pytest.approx(100 / 3)
     single = per_iter_block([[1.0, 4.0]])
