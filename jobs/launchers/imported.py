@@ -169,28 +169,30 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
     started = _epoch(first.started, written)
     ended = _epoch(job.tables[-1].ended, started)
     why_cut = "; ".join(job.cut)
+    cut = bool(why_cut)
+    error = f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else ""
+    rows = sum(len(t.rows) for t in job.tables)
+    nccl, variables = nccl_version_of_code(first.nccl_version), dict(_variables(first))
     local_ranks: dict[str, int] = {}
     world = len(job.devices)
-    nodes = list(dict.fromkeys(d.host for d in job.devices))  # node rank: the order hosts first appear in
+    node_rank = {host: i for i, host in enumerate(dict.fromkeys(d.host for d in job.devices))}  # as hosts appear
     for rank, device in enumerate(job.devices):
         local_rank = local_ranks[device.host] = local_ranks.get(device.host, -1) + 1
-        cut = bool(why_cut)
         status = RankStatus(
             rank=rank, host=device.host, pid=device.pid, device=f"cuda:{device.device}" if device.device is not None
             else "cuda", state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
-            local_rank=local_rank, node_rank=nodes.index(device.host),
-            rows=sum(len(t.rows) for t in job.tables), failed_at=ended if cut else 0.0,
-            error=f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else "",
+            local_rank=local_rank, node_rank=node_rank[device.host], rows=rows, failed_at=ended if cut else 0.0,
+            error=error,
         )  # fmt: skip
         STATUS.write(run.rank_status(rank), status)
         bus = f"{device.bus_id}.0" if device.bus_id else ""
         write_json_atomic(
             run.rank_env(rank),
             {
-                "hostname": device.host, "torch": "none", "cuda": "", "nccl": nccl_version_of_code(first.nccl_version),
+                "hostname": device.host, "torch": "none", "cuda": "", "nccl": nccl,
                 "gpu": {"index": device.device if device.device is not None else -1, "name": device.name,
                         "pci_bus_id": bus},
-                "variables": dict(_variables(first)), "imported": True,
+                "variables": variables, "imported": True,
             },
         )  # fmt: skip
         lines = [
