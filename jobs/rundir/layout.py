@@ -136,16 +136,24 @@ class RunDir:
     @classmethod
     def create(cls, output_dir: str | Path, launcher: str) -> RunDir:
         """A new, empty run directory whose name no other run shares."""
-        parent = Path(output_dir).expanduser().resolve()
-        parent.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
         while True:
-            path = parent / f"{stamp}-{launcher}-{secrets.token_hex(3)}"
             try:
-                path.mkdir()
-                break
+                return cls.create_at(cls.new_path(output_dir, launcher))
             except FileExistsError:
                 continue
+
+    @staticmethod
+    def new_path(output_dir: str | Path, launcher: str) -> Path:
+        """A path for a new run directory under `output_dir`, not created: a request can name it before
+        the run starts (`create_at` then makes it, or says another run took it)."""
+        parent = Path(output_dir).expanduser().resolve()
+        return parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{launcher}-{secrets.token_hex(3)}"
+
+    @classmethod
+    def create_at(cls, path: Path) -> RunDir:
+        """The run directory at `path` (from new_path), new and empty; FileExistsError if it exists."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir()
         run = cls(path)
         for folder in (run.logs_dir, run.results_dir, run.status_dir, run.env_dir, run.heartbeat_dir, run.submitit_dir):
             folder.mkdir()
