@@ -30,8 +30,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from jobs.inspect.imports.model import BadImport
-    from jobs.inspect.imports.read import read_outputs
+    from jobs.imports.model import BadImport
+    from jobs.imports.read import read_outputs
     from jobs.inspect.report import assess
     from jobs.launchers.imported import import_run
 

@@ -23,9 +23,9 @@ from collectives.results import RankResult
 from collectives.settings import BenchSettings
 from jobs.config.model import Config, ConfigError, config_from_plain, to_yaml
 from jobs.config.schema import to_plain
+from jobs.imports.model import DTYPE_OF, Row, Table
+from jobs.imports.read import Job
 from jobs.inspect.exports.nccl_tests_json import nccl_version_of_code
-from jobs.inspect.imports.model import DTYPE_OF, Row, Table
-from jobs.inspect.imports.read import Job
 from jobs.inspect.report import assess, record_summary
 from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.live import Live

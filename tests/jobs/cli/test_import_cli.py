@@ -13,7 +13,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.run import Launcher
 from tests.jobs.rundir.synthetic import sweep_run
 
-LOGS = Path(__file__).parents[1] / "inspect" / "imports" / "logs"
+LOGS = Path(__file__).parents[1] / "imports" / "logs"
 
 
 def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, RunDir | None, str]:

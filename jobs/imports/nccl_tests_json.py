@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jobs.inspect.imports.model import BINARY_OF, BadImport, Device, Parsed, Row, Table
+from jobs.imports.model import BINARY_OF, BadImport, Device, Parsed, Row, Table
 
 READ_VERSIONS = (1, 2, 3)
 LACKS = {

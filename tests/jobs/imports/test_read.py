@@ -1,4 +1,4 @@
-"""nccl-tests' output read back (jobs/inspect/imports): fixture logs in logs/, hand-written in the layouts of
+"""nccl-tests' output read back (jobs/imports): fixture logs in logs/, hand-written in the layouts of
 src/common.cu at 2.10, 2.13.0 and 2.17, and src/util.cu at 2.19.6 (text and JSON_FILE_VERSION 3), and a
 JSON_FILE_VERSION 1 file as 2.18 writes it."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.inspect.imports.model import BadImport
-from jobs.inspect.imports.read import read_outputs
+from jobs.imports.model import BadImport
+from jobs.imports.read import read_outputs
 
 LOGS = Path(__file__).parent / "logs"
 

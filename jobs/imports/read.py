@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectives.layout import LAYOUTS
-from jobs.inspect.imports.model import DTYPE_OF, BadImport, Device, Parsed, Table, resolve_op
-from jobs.inspect.imports.nccl_tests_json import looks_like_json, parse_json
-from jobs.inspect.imports.nccl_tests_text import parse_text
+from jobs.imports.model import DTYPE_OF, BadImport, Device, Parsed, Table, resolve_op
+from jobs.imports.nccl_tests_json import looks_like_json, parse_json
+from jobs.imports.nccl_tests_text import parse_text
 
 
 @dataclass(kw_only=True, slots=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jobs.inspect.imports.model import BadImport, Device, Parsed, Row, Table
+from jobs.imports.model import BadImport, Device, Parsed, Row, Table
 
 _VERSION = re.compile(r"^# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
 _STARTING = re.compile(r"^# Collective test starting: (\S+)")
