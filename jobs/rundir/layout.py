@@ -16,8 +16,12 @@ from typing import Any
 
 import msgspec
 
-from jobs.rundir.records.codec import RecordError, write_atomic
+from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
+
+# re-exported for jobs/inspect/scale.py, jobs/fabric/ports.py and jobs/cli/sweeps.py until they import
+# jobs.rundir.writing (their owners are moving the writes out of the readers)
+from jobs.rundir.writing import write_json_atomic as write_json_atomic
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,11 @@ class RunDir:
         return self.path / "isolate-matrix.csv"
 
     @property
+    def check_dir(self) -> Path:
+        """collbench check's verdict as the files a batch script reads (vetted, cordoned, ...)."""
+        return self.path / "check"
+
+    @property
     def nccl_tests_dir(self) -> Path:
         """The run in nccl-tests' JSON (JSON_FILE_VERSION 3), one file per op, written with summary.json."""
         return self.path / "nccl-tests"
@@ -194,11 +203,6 @@ def read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{path} does not hold a JSON object")
     return data
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON so that a reader never sees half a file (the records' own atomic write)."""
-    write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
 
 
 def find_run(ref: str, output_dir: str | Path = "runs") -> RunDir:

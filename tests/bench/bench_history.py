@@ -25,9 +25,10 @@ from jobs.history.database import History, open_history
 from jobs.history.gather import gather
 from jobs.history.ingest import record_run
 from jobs.history.queries import Filters, trend
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
 from jobs.rundir.records.summary import SUMMARY, Summary
+from jobs.rundir.writing import write_json_atomic
 from tests.bench.bench_scale import _write_results
 from tests.postgres import PASSWORD, PostgresServer
 

@@ -25,8 +25,9 @@ from pathlib import Path
 from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus
+from jobs.rundir.writing import write_json_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_RANK = 4000

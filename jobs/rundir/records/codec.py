@@ -9,14 +9,16 @@ collbench reads.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import msgspec
+
+# write_atomic is re-exported for jobs/cli/history.py until it imports jobs.rundir.writing
+from jobs.rundir.writing import create_exclusive
+from jobs.rundir.writing import write_atomic as write_atomic
 
 R = TypeVar("R")
 Plain = dict[str, Any]
@@ -121,30 +123,3 @@ class Format(Generic[R]):
 
 def _reason(error: Exception) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
-
-
-def _scratch(path: Path) -> Path:
-    """A temporary name of this process and thread alone, beside `path` (same filesystem: renames are atomic)."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = _scratch(path)
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def create_exclusive(path: Path, data: bytes) -> bool:
-    """Link a whole temporary file into place: exactly one of any number of writers wins, and no reader
-    sees a partial file. False when `path` already exists (then nothing is written at all)."""
-    if path.exists():
-        return False
-    tmp = _scratch(path)
-    tmp.write_bytes(data)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink()
-    return True

@@ -12,7 +12,7 @@ import pytest
 from collectives.results import SummaryRow
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.attempts import ATTEMPTS, Attempt, Attempts
-from jobs.rundir.records.codec import Format, RecordError, create_exclusive
+from jobs.rundir.records.codec import Format, RecordError
 from jobs.rundir.records.isolate import (
     ISOLATE_PLAN,
     ISOLATE_ROUND,
@@ -30,6 +30,7 @@ from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, 
 from jobs.rundir.records.run import RUN, Launcher, RunMeta, Task
 from jobs.rundir.records.slurm import SLURM_FACTS, JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
+from jobs.rundir.writing import create_exclusive
 
 ROW = SummaryRow(
     op="all_reduce",
