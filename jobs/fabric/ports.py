@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any
 
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.ports import PORTS, NetInterface, PortSnapshot, RdmaPort
 
 ERROR_COUNTERS = (
     "symbol_error",
@@ -34,21 +34,21 @@ ERROR_COUNTERS = (
 _RATE = re.compile(r"(?P<gbps>\d+(?:\.\d+)?)\s*Gb/sec")
 
 
-def snapshot(root: Path, host: str) -> dict[str, Any]:
-    """Every RDMA port and network interface under this sysfs root, as plain data."""
-    return {"host": host, "taken_at": time.time(), "rdma": _rdma_ports(root), "net": _interfaces(root)}
+def snapshot(root: Path, host: str) -> PortSnapshot:
+    """Every RDMA port and network interface under this sysfs root."""
+    return PortSnapshot(host=host, taken_at=time.time(), rdma=_rdma_ports(root), net=_interfaces(root))
 
 
 def record(run: RunDir, root: Path, host: str, when: str) -> Path:
     """Take this node's snapshot into the run directory: fabric/ports-<host>-<when>.json."""
     path = run.port_snapshot(host, when)
     path.parent.mkdir(exist_ok=True)
-    write_json_atomic(path, snapshot(root, host))
+    PORTS.write(path, snapshot(root, host))
     return path
 
 
-def _rdma_ports(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    devices: dict[str, dict[str, dict[str, Any]]] = {}
+def _rdma_ports(root: Path) -> dict[str, dict[str, RdmaPort]]:
+    devices: dict[str, dict[str, RdmaPort]] = {}
     base = root / "class" / "infiniband"
     for hca in sorted(base.iterdir()) if base.is_dir() else []:
         ports = hca / "ports"
@@ -57,18 +57,18 @@ def _rdma_ports(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return devices
 
 
-def _port(port: Path) -> dict[str, Any]:
+def _port(port: Path) -> RdmaPort:
     state, phys_state = _read(port / "state"), _read(port / "phys_state")
     rate = _read(port / "rate")
     found = _RATE.search(rate)
-    return {
-        "state": _after_colon(state),
-        "phys_state": _after_colon(phys_state),
-        "rate": rate,
-        "rate_gbps": float(found["gbps"]) if found else None,
-        "link_layer": _read(port / "link_layer"),
-        "counters": _counters(port / "counters"),
-    }
+    return RdmaPort(
+        state=_after_colon(state),
+        phys_state=_after_colon(phys_state),
+        rate=rate,
+        rate_gbps=float(found["gbps"]) if found else None,
+        link_layer=_read(port / "link_layer"),
+        counters=_counters(port / "counters"),
+    )
 
 
 def _counters(folder: Path) -> dict[str, int]:
@@ -80,19 +80,19 @@ def _counters(folder: Path) -> dict[str, int]:
     return found
 
 
-def _interfaces(root: Path) -> dict[str, dict[str, Any]]:
+def _interfaces(root: Path) -> dict[str, NetInterface]:
     base = root / "class" / "net"
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, NetInterface] = {}
     for interface in sorted(base.iterdir()) if base.is_dir() else []:
         if interface.name == "lo":
             continue
         speed = _read(interface / "speed")  # EINVAL while the link is down: read as unknown
         mtu = _read(interface / "mtu")
-        found[interface.name] = {
-            "operstate": _read(interface / "operstate"),
-            "speed_mbps": int(speed) if speed.lstrip("-").isdigit() and int(speed) > 0 else None,
-            "mtu": int(mtu) if mtu.isdigit() else None,
-        }
+        found[interface.name] = NetInterface(
+            operstate=_read(interface / "operstate"),
+            speed_mbps=int(speed) if speed.lstrip("-").isdigit() and int(speed) > 0 else None,
+            mtu=int(mtu) if mtu.isdigit() else None,
+        )
     return found
 
 
@@ -108,17 +108,17 @@ def _after_colon(value: str) -> str:
     return value.split(":", 1)[1].strip() if ":" in value else value
 
 
-def error_growth(start: dict[str, Any], end: dict[str, Any]) -> dict[tuple[str, str], dict[str, int]]:
+def error_growth(start: PortSnapshot, end: PortSnapshot) -> dict[tuple[str, str], dict[str, int]]:
     """(hca, port) -> error counter -> how much it grew between the two snapshots (only those that grew)."""
     grown: dict[tuple[str, str], dict[str, int]] = {}
-    for hca, ports in end.get("rdma", {}).items():
-        for port, after in ports.items():
-            before = start.get("rdma", {}).get(hca, {}).get(port, {}).get("counters", {})
-            deltas = {
-                name: after["counters"][name] - before[name]
-                for name in ERROR_COUNTERS
-                if name in after["counters"] and name in before and after["counters"][name] > before[name]
-            }
-            if deltas:
-                grown[(hca, port)] = deltas
+    for hca, port, after in end.ports():
+        known = start.rdma.get(hca, {}).get(port)
+        before = known.counters if known is not None else {}
+        deltas = {
+            name: after.counters[name] - before[name]
+            for name in ERROR_COUNTERS
+            if name in after.counters and name in before and after.counters[name] > before[name]
+        }
+        if deltas:
+            grown[(hca, port)] = deltas
     return grown

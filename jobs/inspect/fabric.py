@@ -3,7 +3,6 @@ wrong, each naming host, rank and device, and the config's fabric requirements t
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -15,6 +14,8 @@ from jobs.fabric.nccl_log import NcclRankLog, parse_file
 from jobs.fabric.ports import error_growth
 from jobs.inspect.postmortem import rank_spans
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.ports import PORTS, PortSnapshot
 from jobs.rundir.records.rank import RankStatus
 from slurm.hostlist import collect_hostlist
 
@@ -78,8 +79,9 @@ def fabric_report(
 ) -> FabricReport:
     hosts_of = {rank: status.host for rank, status in statuses.items()}
     logs = _nccl_logs(run, hosts_of) if backend == "nccl" else {}
-    starts, ends = _snapshots(run, "start"), _snapshots(run, "end")
-    notes = _notes(backend, settings, logs, starts)
+    starts, unreadable = _snapshots(run, "start")
+    ends, unreadable_ends = _snapshots(run, "end")
+    notes = _notes(backend, settings, logs, starts) + unreadable + unreadable_ends
     hosts = _hosts(hosts_of, logs, starts, nccl_used=backend == "nccl")
     growth = _error_growth(starts, ends)
     findings = _version_findings(logs) + _network_findings(logs) + _gdr_findings(logs)
@@ -106,26 +108,30 @@ def _nccl_logs(run: RunDir, hosts_of: Mapping[int, str]) -> dict[int, NcclRankLo
     return logs
 
 
-def _snapshots(run: RunDir, when: str) -> dict[str, dict[str, Any]]:
-    found = {}
+def _snapshots(run: RunDir, when: str) -> tuple[dict[str, PortSnapshot], list[str]]:
+    """Host -> its snapshot taken at `when`, and a line for each snapshot that could not be read (left out)."""
+    found, unreadable = {}, []
     for path in sorted(run.fabric_dir.glob(f"ports-*-{when}.json")) if run.fabric_dir.is_dir() else []:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            snap = PORTS.read(path)
+        except RecordError as error:
+            unreadable.append(f"port snapshot left out: {error}")
             continue
-        found[str(data.get("host", path.name))] = data
-    return found
+        except OSError:
+            continue
+        found[snap.host or path.name] = snap
+    return found, unreadable
 
 
 def _notes(
-    backend: str, settings: FabricSettings, logs: Mapping[int, NcclRankLog], starts: Mapping[str, Any]
+    backend: str, settings: FabricSettings, logs: Mapping[int, NcclRankLog], starts: Mapping[str, PortSnapshot]
 ) -> list[str]:
     notes = []
     if backend != "nccl":
         notes.append(f"NCCL was not used (backend {backend}): no transport to report")
     elif not logs:
         notes.append("no NCCL debug log in logs/ (set fabric.nccl_info=true to keep NCCL's own account)")
-    bare = sorted(host for host, snap in starts.items() if not snap.get("rdma"))
+    bare = sorted(host for host, snap in starts.items() if not snap.rdma)
     if bare:
         where = Path(settings.sysfs_root) / "class" / "infiniband"
         notes.append(f"no RDMA device found on {collect_hostlist(bare)} (nothing under {where})")
@@ -135,7 +141,7 @@ def _notes(
 
 
 def _hosts(
-    hosts_of: Mapping[int, str], logs: Mapping[int, NcclRankLog], starts: Mapping[str, dict[str, Any]], nccl_used: bool
+    hosts_of: Mapping[int, str], logs: Mapping[int, NcclRankLog], starts: Mapping[str, PortSnapshot], nccl_used: bool
 ) -> list[HostFabric]:
     by_host: dict[str, list[int]] = defaultdict(list)
     for rank, host in sorted(hosts_of.items()):
@@ -150,7 +156,7 @@ def _hosts(
                 ranks=ranks,
                 nccl_versions=_distinct(log.version for log in mine if log.version),
                 networks=_distinct(log.network for log in mine if log.network),
-                ports=_ports_summary(starts.get(host, {})),
+                ports=_ports_summary(starts.get(host)),
                 gdr_ranks=sum(1 for log in on_network if log.network_gdr),
                 network_ranks=len(on_network),
                 intra_node=_distinct(kind for log in mine for kind in log.intra_node),
@@ -165,12 +171,12 @@ def _distinct(values: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(values))
 
 
-def _ports_summary(snap: Mapping[str, Any]) -> str:
-    ports = [(hca, port, info) for hca, by_port in snap.get("rdma", {}).items() for port, info in by_port.items()]
+def _ports_summary(snap: PortSnapshot | None) -> str:
+    ports = snap.ports() if snap is not None else []
     if not ports:
         return ""
-    active = sum(1 for _, _, info in ports if info.get("state") == "ACTIVE")
-    rates = _distinct(f"{info['rate_gbps']:g}" for _, _, info in ports if info.get("rate_gbps"))
+    active = sum(1 for _, _, info in ports if info.state == "ACTIVE")
+    rates = _distinct(f"{info.rate_gbps:g}" for _, _, info in ports if info.rate_gbps)
     state = f"{len(ports)} ports ACTIVE" if active == len(ports) else f"{active}/{len(ports)} ports ACTIVE"
     rate = f" {'/'.join(rates)} Gb/sec" if rates else ""
     return f"{collect_hostlist(sorted({hca for hca, _, _ in ports}))} ({state}{rate})"
@@ -240,23 +246,19 @@ Growth = dict[str, dict[tuple[str, str], dict[str, int]]]
 """host -> (hca, port) -> error counter -> how much it grew during the job."""
 
 
-def _error_growth(starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]]) -> Growth:
+def _error_growth(starts: Mapping[str, PortSnapshot], ends: Mapping[str, PortSnapshot]) -> Growth:
     return {host: error_growth(starts[host], ends[host]) for host in sorted(set(starts) & set(ends))}
 
 
-def _port_findings(
-    starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
-) -> list[str]:
+def _port_findings(starts: Mapping[str, PortSnapshot], ends: Mapping[str, PortSnapshot], growth: Growth) -> list[str]:
     found = []
     for when, snaps in (("at the start", starts), ("at the end", ends)):
         for host, snap in sorted(snaps.items()):
-            for hca, ports in snap.get("rdma", {}).items():
-                for port, info in ports.items():
-                    if info.get("state") != "ACTIVE" or info.get("phys_state") not in ("LinkUp", ""):
-                        found.append(
-                            f"{host} {hca} port {port}: {info.get('state') or '?'} / {info.get('phys_state') or '?'} "
-                            f"{when} of the job"
-                        )
+            for hca, port, info in snap.ports():
+                if info.state != "ACTIVE" or info.phys_state not in ("LinkUp", ""):
+                    found.append(
+                        f"{host} {hca} port {port}: {info.state or '?'} / {info.phys_state or '?'} {when} of the job"
+                    )
     found += _rate_findings(starts)
     for host, grown in growth.items():
         for (hca, port), deltas in sorted(grown.items()):
@@ -265,13 +267,12 @@ def _port_findings(
     return found
 
 
-def _rate_findings(starts: Mapping[str, dict[str, Any]]) -> list[str]:
+def _rate_findings(starts: Mapping[str, PortSnapshot]) -> list[str]:
     rates: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for host, snap in starts.items():
-        for hca, ports in snap.get("rdma", {}).items():
-            for port, info in ports.items():
-                if info.get("rate_gbps"):
-                    rates[(hca, port)][host] = float(info["rate_gbps"])
+        for hca, port, info in snap.ports():
+            if info.rate_gbps:
+                rates[(hca, port)][host] = float(info.rate_gbps)
     found = []
     for (hca, port), by_host in sorted(rates.items()):
         best = max(by_host.values())
@@ -303,8 +304,8 @@ def _failures(
     settings: FabricSettings,
     logs: Mapping[int, NcclRankLog],
     hosts_of: Mapping[int, str],
-    starts: Mapping[str, dict[str, Any]],
-    ends: Mapping[str, dict[str, Any]],
+    starts: Mapping[str, PortSnapshot],
+    ends: Mapping[str, PortSnapshot],
     growth: Growth,
 ) -> list[str]:
     failures = []
@@ -337,10 +338,10 @@ def _network_class(network: str) -> str:
 
 
 def _port_error_failures(
-    limit: int, starts: Mapping[str, dict[str, Any]], ends: Mapping[str, dict[str, Any]], growth: Growth
+    limit: int, starts: Mapping[str, PortSnapshot], ends: Mapping[str, PortSnapshot], growth: Growth
 ) -> list[str]:
     failures = []
-    for host in sorted(host for host, snap in starts.items() if snap.get("rdma") and host not in ends):
+    for host in sorted(host for host, snap in starts.items() if snap.rdma and host not in ends):
         failures.append(f"fabric.max_port_errors: {host} took no end-of-job port snapshot, so it cannot be checked")
     for host, grown in growth.items():
         for (hca, port), deltas in sorted(grown.items()):
@@ -375,12 +376,12 @@ def line_rate(
     when the snapshots do not say."""
     if given_gbps > 0:
         return LineRate(given_gbps, f"{given_gbps:g} Gb/s (fabric.line_gbps)")
-    starts = {host: snap for host, snap in _snapshots(run, "start").items() if host in set(hosts)}
+    starts = {host: snap for host, snap in _snapshots(run, "start")[0].items() if host in set(hosts)}
     rates = _rdma_rates(starts) if backend == "nccl" else {}
     name = "RDMA ports"
     if not rates:
         name = _socket_interface(env, backend)
-        rates = {host: snap.get("net", {}).get(name, {}).get("speed_mbps") or 0 for host, snap in starts.items()}
+        rates = {host: _speed_mbps(snap, name) for host, snap in starts.items()}
         rates = {host: mbps / 1000 for host, mbps in rates.items() if mbps > 0}
     if not name or not rates or len(rates) < len(starts):
         return None
@@ -388,14 +389,17 @@ def line_rate(
     return LineRate(slowest, f"{name} at {slowest:g} Gb/s (the slowest of {collect_hostlist(sorted(rates))})")
 
 
-def _rdma_rates(starts: Mapping[str, dict[str, Any]]) -> dict[str, float]:
+def _speed_mbps(snap: PortSnapshot, interface: str) -> int:
+    """The interface's speed in Mb/s; 0 when the snapshot does not say."""
+    found = snap.net.get(interface)
+    return (found.speed_mbps or 0) if found is not None else 0
+
+
+def _rdma_rates(starts: Mapping[str, PortSnapshot]) -> dict[str, float]:
     rates = {}
     for host, snap in starts.items():
         active = [
-            float(info["rate_gbps"])
-            for ports in snap.get("rdma", {}).values()
-            for info in ports.values()
-            if info.get("rate_gbps") and "ACTIVE" in str(info.get("state", "")).upper()
+            float(info.rate_gbps) for _, _, info in snap.ports() if info.rate_gbps and "ACTIVE" in info.state.upper()
         ]
         if active:
             rates[host] = min(active)

@@ -26,6 +26,7 @@ from jobs.rundir.records.isolate import (
     RoundGroup,
     StoppedNode,
 )
+from jobs.rundir.records.ports import PORTS, NetInterface, PortSnapshot, RdmaPort
 from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus, SetupSpan, SignalNotice
 from jobs.rundir.records.run import RUN, Launcher, RunMeta, Task
 from jobs.rundir.records.slurm import SLURM_FACTS, JobFacts
@@ -96,6 +97,15 @@ EXAMPLES: list[tuple[Format[Any], Any]] = [
         Summary(run_id="r", passed=False, problems=["rank 1 failed"], setup=SETUP, fabric={"hosts": []}, rows=[ROW]),
     ),
     (SLURM_FACTS, JobFacts(state="NODE_FAIL", nodes="n[1-2]", unhealthy={"n2": "down"}, unanswering=["n2"])),
+    (
+        PORTS,
+        PortSnapshot(
+            host="n1",
+            taken_at=1.0,
+            rdma={"mlx5_0": {"1": RdmaPort(state="ACTIVE", rate_gbps=400.0, counters={"symbol_error": 3})}},
+            net={"eth0": NetInterface(operstate="up", speed_mbps=25000, mtu=1500)},
+        ),
+    ),
     (ISOLATE_PLAN, IsolatePlan(mode="pairs", hosts=["n1", "n2"], ranks=[[0], [1]], started=3.0)),
     (ISOLATE_ROUND, IsolateRound(round=2, groups=[GroupFigure(nodes=["n1", "n2"], busbw=1.5)], seconds=0.4)),
     (
@@ -163,6 +173,23 @@ FORMAT_1: dict[str, dict[str, Any]] = {
     },
     "summary.json": {"run_id": "r", "passed": True, "problems": [], "setup": None, "fabric": None, "rows": []},
     "slurm.json": {"state": "COMPLETED", "nodes": "n1", "unhealthy": {}, "unanswering": []},
+    "fabric/ports-<host>-<when>.json": {
+        "host": "n1",
+        "taken_at": 1.0,
+        "rdma": {
+            "mlx5_0": {
+                "1": {
+                    "state": "ACTIVE",
+                    "phys_state": "LinkUp",
+                    "rate": "400 Gb/sec (4X NDR)",
+                    "rate_gbps": 400.0,
+                    "link_layer": "InfiniBand",
+                    "counters": {"symbol_error": 0},
+                }
+            }
+        },
+        "net": {"eth0": {"operstate": "up", "speed_mbps": None, "mtu": 1500}},
+    },
     "isolate/plan.json": {"mode": "pairs", "hosts": ["n1", "n2"], "ranks": [[0], [1]], "started": 1.0},
     "isolate/rounds.jsonl line": {"round": 1, "groups": [{"nodes": ["n1", "n2"], "busbw": 1.0}], "seconds": 0.5},
     "isolate.json": {
