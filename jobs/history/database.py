@@ -4,9 +4,10 @@ collbench's head (Alembic, in the same transaction), or refused with one line.""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
@@ -18,6 +19,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 from jobs.config.schema import ConfigError
+
+if TYPE_CHECKING:
+    from jobs.config.model import Config
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SCHEMES = {"sqlite": "sqlite+pysqlite", "postgresql": "postgresql+psycopg"}
@@ -42,14 +46,22 @@ def default_sqlite() -> Path:
     return Path(data) / "collbench" / "history.sqlite"
 
 
-def parse_url(text: str) -> URL:
+def resolve_history_url(given: str | None, config: Config | Callable[[], Config] | None = None) -> str:
+    """The history's URL, worked out here alone: `given` (the --db flag) when said; else the config's
+    history.url (`config` may be a callable, so that a config is loaded only when no URL was given); and
+    an empty one, the default, is the SQLite file `default_sqlite()`."""
+    if given is None and config is not None:
+        given = (config() if callable(config) else config).history.url
+    return given or f"sqlite:///{default_sqlite()}"
+
+
+def parse_url(history_url: str) -> URL:
     """history.url as a SQLAlchemy URL with its driver; never one that carries a password."""
-    if not text:
-        return URL.create("sqlite+pysqlite", database=str(default_sqlite()))
+    history_url = resolve_history_url(history_url)
     try:
-        url = make_url(text)
+        url = make_url(history_url)
     except ArgumentError:
-        raise HistoryError(f"history.url: {text!r} is not a database URL; allowed: {ALLOWED}") from None
+        raise HistoryError(f"history.url: {history_url!r} is not a database URL; allowed: {ALLOWED}") from None
     backend = url.get_backend_name()
     if backend not in SCHEMES or url.drivername not in (backend, SCHEMES[backend]):
         raise HistoryError(f"history.url: unknown scheme {url.drivername!r}; allowed: {ALLOWED}")
@@ -59,7 +71,7 @@ def parse_url(text: str) -> URL:
             "leave it out and set PGPASSWORD or ~/.pgpass"
         )
     if backend == "sqlite" and not url.database:
-        raise HistoryError(f"history.url: {text!r} names no file; allowed: {ALLOWED}")
+        raise HistoryError(f"history.url: {history_url!r} names no file; allowed: {ALLOWED}")
     return url.set(drivername=SCHEMES[backend])
 
 
@@ -91,6 +103,9 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
 
 @dataclass(frozen=True)
 class History:
+    """An open history: `with open_history(history_url) as history:` closes it (its engine's connections)
+    however the block ends."""
+
     engine: Engine
     where: str
     """The URL without a password, for messages."""
@@ -98,10 +113,17 @@ class History:
     def close(self) -> None:
         self.engine.dispose()
 
+    def __enter__(self) -> History:
+        return self
 
-def open_history(url_text: str) -> History:
-    """The history at `url_text`, its schema upgraded to this collbench's; HistoryError otherwise."""
-    url = parse_url(url_text)
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def open_history(history_url: str) -> History:
+    """The history at `history_url` (resolve_history_url's; empty: the default SQLite file), its schema
+    upgraded to this collbench's; HistoryError otherwise."""
+    url = parse_url(history_url)
     engine = make_engine(url)
     where = describe(url)
     try:

@@ -4,8 +4,6 @@ final files is assessed in memory, as `report` does."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import time
@@ -17,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from collectives.results import SummaryRow
+from jobs.config.history import config_fingerprint
 from jobs.config.model import Config
-from jobs.config.schema import to_plain
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES
 from jobs.inspect.report import OutcomeOnce, RunOutcome
@@ -32,12 +30,6 @@ from jobs.rundir.records.summary import SUMMARY, Summary
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 
 Row = dict[str, Any]
-
-NOT_IN_FINGERPRINT = ("output_dir", "history", "nodes", "ranks", "faults")
-"""Config keys that do not change what is measured: two runs that differ only in these compare."""
-SLURM_NOT_IN_FINGERPRINT = ("time_min", "exclude", "nodelist", "job_name", "comment")
-ISOLATE_NOT_IN_FINGERPRINT = ("from_history", "expected_from")
-"""Keys added after runs were recorded that change nothing measured: left out, so those runs still compare."""
 
 
 class NotEnded(Exception):
@@ -54,21 +46,6 @@ class RunRecord:
     @property
     def run_id(self) -> str:
         return str(self.run["run_id"])
-
-
-def fingerprint(cfg: Config) -> str:
-    """What was measured, in 12 hex digits: the config less where it ran and how big."""
-    plain = to_plain(cfg)
-    for key in NOT_IN_FINGERPRINT:
-        plain.pop(key, None)
-    slurm = plain.get("slurm", {})
-    for key in SLURM_NOT_IN_FINGERPRINT:
-        slurm.pop(key, None)
-    isolate = plain.get("isolate", {})
-    for key in ISOLATE_NOT_IN_FINGERPRINT:
-        isolate.pop(key, None)
-    plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(("NCCL_", "GLOO_", "UCX_"))}
-    return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], RunOutcome] | None = None) -> RunRecord:
@@ -140,7 +117,7 @@ def _identity(
         "ended": _ended(run, statuses),
         "user": _owner(run.path),
         "cluster": cluster_of(cfg, env),
-        "config": fingerprint(cfg),
+        "config": config_fingerprint(cfg),
         "nodes": meta.nodes,
         "hostlist": collect_hostlist(hosts) if hosts else "",
         "world_size": meta.world_size,

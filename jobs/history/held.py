@@ -9,9 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.config.history import config_fingerprint
 from jobs.history.against import BASELINE_RUNS, Judgement, best_figures, judge
-from jobs.history.database import HistoryError, open_history
-from jobs.history.gather import cluster_of, fingerprint, rank0_env, started_of
+from jobs.history.database import HistoryError, open_history, resolve_history_url
+from jobs.history.gather import cluster_of, rank0_env, started_of
 from jobs.history.queries import Comparable, past_figures, recorded_rows, recorded_run
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
@@ -50,7 +51,7 @@ def comparable(run: RunDir, outcome: RunOutcome) -> Comparable:
     meta = run.read_meta()
     return Comparable(
         cluster=cluster_of(outcome.config, rank0_env(run)),
-        config=fingerprint(outcome.config),
+        config=config_fingerprint(outcome.config),
         nodes=meta.nodes,
         before=started_of(run, outcome.statuses),
         run_id=meta.run_id or run.run_id,
@@ -58,24 +59,20 @@ def comparable(run: RunDir, outcome: RunOutcome) -> Comparable:
 
 
 def hold_run(
-    run: RunDir, outcome: RunOutcome, tolerance: Callable[[int], float], words: str, url: str | None = None
+    run: RunDir, outcome: RunOutcome, tolerance: Callable[[int], float], words: str, history_url: str | None = None
 ) -> HeldRun:
-    """The run directory's outcome, as just assessed, against the history `url` (default: the run's
-    history.url); HistoryError when the history cannot be opened."""
+    """The run directory's outcome, as just assessed, against the history `history_url` (default: the
+    run's history.url); HistoryError when the history cannot be opened."""
     like = comparable(run, outcome)
-    history = open_history(outcome.config.history.url if url is None else url)
-    try:
+    with open_history(resolve_history_url(history_url, outcome.config)) as history:
         judgement = judge(best_figures(outcome.rows), past_figures(history, like), tolerance)
-    finally:
-        history.close()
     judgement.tolerance = words
     return HeldRun(like.run_id, like, history.where, judgement)
 
 
 def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], float], words: str) -> HeldRun:
     """A recorded run, from the database alone, against the runs recorded before it."""
-    history = open_history(history_url)
-    try:
+    with open_history(history_url) as history:
         found = recorded_run(history, run_id)
         if found is None:
             raise HistoryError(
@@ -84,8 +81,6 @@ def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], floa
         like = Comparable(found["cluster"], found["config"], found["nodes"], found["started"], found["run_id"])
         rows = [_Row(r["op"], r["requested_size"], r["busbw"], r["group"]) for r in recorded_rows(history, found)]
         judgement = judge(best_figures(rows), past_figures(history, like), tolerance)
-    finally:
-        history.close()
     judgement.tolerance = words
     return HeldRun(like.run_id, like, history.where, judgement)
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from jobs.config.model import Config
-from jobs.history.database import HistoryError, first_line, open_history
+from jobs.history.database import HistoryError, first_line, open_history, resolve_history_url
 from jobs.history.gather import NotEnded
 from jobs.history.ingest import record_run
 from jobs.history.queries import PairShape, pair_level
@@ -24,7 +24,8 @@ from jobs.rundir.records.config import load_run_config
 def check_history(cfg: Config) -> None:
     """Raise HistoryError (one line) unless the run's history can be opened at its schema."""
     if cfg.history.record:
-        open_history(cfg.history.url).close()
+        with open_history(resolve_history_url(None, cfg)):
+            pass
 
 
 def _stderr(line: str) -> None:
@@ -44,18 +45,17 @@ def record_ended_run(
     if not cfg.history.record:
         return False
     try:
-        history = open_history(cfg.history.url)
+        history = open_history(resolve_history_url(None, cfg))
     except HistoryError as error:
         say(f"history: {run.run_id} not recorded ({error}); `collbench history ingest {run.path}` records it later")
         return False
-    try:
-        return record_run(history, run, outcome_of=outcome_of)
-    except (SQLAlchemyError, RecordError, OSError, NotEnded) as error:
-        why = first_line(error)
-        say(f"history {history.where}: {run.run_id} not recorded ({why}); `collbench history ingest` records it later")
-        return False
-    finally:
-        history.close()
+    with history:
+        try:
+            return record_run(history, run, outcome_of=outcome_of)
+        except (SQLAlchemyError, RecordError, OSError, NotEnded) as error:
+            why, later = first_line(error), "`collbench history ingest` records it later"
+            say(f"history {history.where}: {run.run_id} not recorded ({why}); {later}")
+            return False
 
 
 def expected_pair_busbw(
@@ -70,17 +70,16 @@ def expected_pair_busbw(
     2-node runs at those sizes or cannot be read (one line said). Only runs of the pair's own shape count."""
     shape = PairShape(backend=cfg.backend, device=cfg.device, ranks_per_node=cfg.slurm.resolved_tasks_per_node())
     try:
-        history = open_history(cfg.history.url)
+        history = open_history(resolve_history_url(None, cfg))
     except HistoryError as error:
         say(f"history: no expected level for {for_what} ({error}); the pairs are judged against their median")
         return None
-    try:
-        found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes if sizes is None else sizes, shape)
-    except SQLAlchemyError as error:
-        say(f"history {history.where}: no expected level for {for_what} ({first_line(error)})")
-        return None
-    finally:
-        history.close()
+    with history:
+        try:
+            found = pair_level(history, cluster, cfg.isolate.op, cfg.check.sizes if sizes is None else sizes, shape)
+        except SQLAlchemyError as error:
+            say(f"history {history.where}: no expected level for {for_what} ({first_line(error)})")
+            return None
     if found is None:
         return None
     size, level = found
