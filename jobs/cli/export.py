@@ -29,7 +29,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     prom.add_argument("--pushgateway", metavar="URL", help="push to this Pushgateway, one group per cluster and config")
     prom.add_argument("--cluster", help="the cluster label (default: SLURM_CLUSTER_NAME as rank 0 saw it, or local)")
     prom.add_argument(
-        "--config-name", help="the config label (default: task-backend-<nodes>n<ranks>r-<hash of the bench section>)"
+        "--config-label",
+        "--config-name",  # its first spelling, kept: --config is a YAML file everywhere else, this is a label
+        dest="config_label",
+        metavar="LABEL",
+        help="the config label (default: task-backend-<nodes>n<ranks>r-<the history's config fingerprint>)",
     )
     prom.add_argument("--timeout", type=float, default=10.0, metavar="S", help="Pushgateway timeout (default 10 s)")
     prom.set_defaults(handler=cmd_prometheus)
@@ -54,15 +58,15 @@ def cmd_prometheus(args: argparse.Namespace) -> int:
     try:
         runs = _runs(args.run, args.output_dir)
         if args.textfile is None and args.pushgateway is None:
-            print(prometheus.exposition(prometheus.registry_of(runs, args.cluster, args.config_name)), end="")
+            print(prometheus.exposition(prometheus.registry_of(runs, args.cluster, args.config_label)), end="")
             return 0
         if args.textfile is not None:
-            registry = prometheus.registry_of(runs, args.cluster, args.config_name)
+            registry = prometheus.registry_of(runs, args.cluster, args.config_label)
             prometheus.write_textfile(Path(args.textfile), registry)
             print(f"collbench: metrics of {len(runs)} run(s) written to {args.textfile}", file=sys.stderr)
         if args.pushgateway is not None:
             for run in runs:
-                metrics = prometheus.run_metrics(run, args.cluster, args.config_name)
+                metrics = prometheus.run_metrics(run, args.cluster, args.config_label)
                 prometheus.push(args.pushgateway, metrics, args.timeout)
                 group = ", ".join(f"{k}={v}" for k, v in metrics.grouping_key.items())
                 print(f"collbench: {run.run_id} pushed to {args.pushgateway} (job=collbench, {group})", file=sys.stderr)

@@ -14,8 +14,6 @@ Reads the run directory only.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import urllib.error
 from collections.abc import Iterator, Sequence
@@ -27,7 +25,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from jobs.config.exports import url_problem
-from jobs.config.schema import to_plain
+from jobs.config.history import config_fingerprint
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
 from jobs.rundir.layout import RunDir, read_json
@@ -117,46 +115,44 @@ def _rank0_variables(run: RunDir) -> dict[str, object]:
     return variables if isinstance(variables, dict) else {}
 
 
-def default_config_name(outcome: RunOutcome) -> str:
-    """What was measured, in a short stable name: task, backend, nodes and ranks, and a hash of what else
-    decides the figures (the bench section; isolate's too), so two runs of one config share a group."""
+def default_config_label(outcome: RunOutcome) -> str:
+    """What was measured, in a short stable name: task, backend, nodes and ranks, and the config's
+    fingerprint (the history's `config` column), so two runs of one config share a group and a series
+    joins the history's runs of that config."""
     cfg = outcome.config
-    plain = to_plain(cfg)
-    decisive = {"bench": plain.get("bench"), "isolate": plain.get("isolate") if cfg.task == "isolate" else None}
-    digest = hashlib.sha256(json.dumps(decisive, sort_keys=True, default=str).encode()).hexdigest()[:8]
-    return f"{cfg.task}-{cfg.backend}-{cfg.nodes}n{cfg.world_size}r-{digest}"
+    return f"{cfg.task}-{cfg.backend}-{cfg.nodes}n{cfg.world_size}r-{config_fingerprint(cfg)}"
 
 
 def run_metrics(
-    run: RunDir, cluster: str | None = None, config_name: str | None = None, outcome: RunOutcome | None = None
+    run: RunDir, cluster: str | None = None, config_label: str | None = None, outcome: RunOutcome | None = None
 ) -> RunMetrics:
     """One run's metrics and its grouping key; `outcome`: the run's, when the caller has read it already."""
     families = _Families()
-    key = add_run(families, run, cluster, config_name, outcome)
+    key = add_run(families, run, cluster, config_label, outcome)
     registry = CollectorRegistry(auto_describe=True)
     registry.register(_Collected(families))
     return RunMetrics(run, key, registry)
 
 
 def registry_of(
-    runs: Sequence[RunDir], cluster: str | None = None, config_name: str | None = None
+    runs: Sequence[RunDir], cluster: str | None = None, config_label: str | None = None
 ) -> CollectorRegistry:
     """Every run's metrics in one registry (a textfile, or stdout)."""
     families = _Families()
     for run in runs:
-        add_run(families, run, cluster, config_name)
+        add_run(families, run, cluster, config_label)
     registry = CollectorRegistry(auto_describe=True)
     registry.register(_Collected(families))
     return registry
 
 
 def add_run(
-    families: _Families, run: RunDir, cluster: str | None, config_name: str | None, outcome: RunOutcome | None = None
+    families: _Families, run: RunDir, cluster: str | None, config_label: str | None, outcome: RunOutcome | None = None
 ) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
     outcome = outcome or assess(run)
     cfg = outcome.config
-    group = [cluster or default_cluster(run), config_name or default_config_name(outcome)]
+    group = [cluster or default_cluster(run), config_label or default_config_label(outcome)]
     add = families.add
     meta = run.read_meta()
     job_id = meta.job_id if meta.launcher in ("slurm", "slurm-step") else ""  # a local run's job id is a pid

@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from jobs.config.history import config_fingerprint
+from jobs.history.gather import gather
 from jobs.inspect.report import assess
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.config import load_run_config
 from tests.conftest import CommandResult, collbench
 from tests.jobs.rundir.files import fingerprint
 from tests.jobs.rundir.synthetic import isolate_run, sweep_run
@@ -119,7 +122,7 @@ def test_a_run_and_an_isolate_run_pass_promtool_without_a_complaint(prometheus_t
 
 def test_the_metrics_are_the_run_s_figures_in_base_units(prometheus_tools: None, tmp_path: Path) -> None:
     run = sweep_run(tmp_path)
-    text = _export(str(run.path), "--cluster", "lab", "--config-name", "ar-2r", cwd=tmp_path).stdout
+    text = _export(str(run.path), "--cluster", "lab", "--config-label", "ar-2r", cwd=tmp_path).stdout
     samples = _samples(text)
     assert all(name.startswith("collbench_") for name in samples)
     assert not [name for name in samples if "gbs" in name or "percent" in name or "micro" in name], "base units"
@@ -140,6 +143,18 @@ def test_the_metrics_are_the_run_s_figures_in_base_units(prometheus_tools: None,
     info = samples["collbench_run_info"][0]
     assert f'run_id="{run.run_id}"' in info
     assert "run_id" not in "".join(busbw), "what changes every run is on run_info alone"
+
+
+def test_the_config_label_ends_in_the_history_s_fingerprint(prometheus_tools: None, tmp_path: Path) -> None:
+    run = sweep_run(tmp_path)
+    cfg = load_run_config(run)
+    recorded = gather(run).run["config"]  # what `collbench history list` shows in its config column
+    assert recorded == config_fingerprint(cfg) and len(recorded) == 12
+    label = f"{cfg.task}-{cfg.backend}-{cfg.nodes}n{cfg.world_size}r-{recorded}"
+    (line,) = _samples(_export(str(run.path), cwd=tmp_path).stdout)["collbench_run_success"]
+    assert f'config="{label}"' in line
+    (line,) = _samples(_export(str(run.path), "--config-name", "ar-2r", cwd=tmp_path).stdout)["collbench_run_success"]
+    assert 'config="ar-2r"' in line, "--config-name, the flag's first spelling, still works"
 
 
 def test_isolate_gives_each_node_s_verdict_and_level(prometheus_tools: None, tmp_path: Path) -> None:
