@@ -16,6 +16,9 @@ POINTER = "Every config key, its type, default and meaning: collbench config [SE
 
 POINTED_FROM = ("run", "submit")
 
+TEXT = "text"
+"""--format text: what `table` was called here before it had every other command's name; an alias of it."""
+
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `config`, and end the help of the commands that take KEY=VALUE overrides with a pointer to it.
@@ -34,7 +37,12 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="SECTION",
         help=f"only this section: {', '.join(names)} ({TOP}: the keys outside any section)",
     )
-    config.add_argument("--format", choices=("text", "json"), default="text", help="what to print (default: text)")
+    config.add_argument(
+        "--format",
+        choices=("table", "json", TEXT),
+        default="table",
+        help=f"what to print, as every command spells it (default: table; {TEXT}: its first name, still taken)",
+    )
     config.set_defaults(handler=cmd_config)
     for name in POINTED_FROM:
         parser = commands.choices.get(name)

@@ -53,3 +53,12 @@ def test_run_and_submit_help_end_pointing_at_config(command: str, capsys: pytest
         main([command, "--help"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == POINTER
+
+
+def test_format_table_is_the_listing_and_text_its_old_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "bench"]) == 0
+    default = capsys.readouterr().out
+    assert main(["config", "bench", "--format", "table"]) == 0
+    assert capsys.readouterr().out == default
+    assert main(["config", "bench", "--format", "text"]) == 0
+    assert capsys.readouterr().out == default
