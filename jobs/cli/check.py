@@ -5,18 +5,18 @@ the verdict as vetted and cordoned hostlists, printed and written where a batch 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from jobs.config.model import Config, ConfigError, load_config
+from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
 from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
-from jobs.launchers.registry import launcher_named
+from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
 from slurm.steps import NotInAllocation, StepRefused, cluster_name, current_allocation, step_hosts
 
@@ -65,16 +65,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         return check_node(args.config, args.words, args.dry_run)
     cfg, source = check_config(args.config, args.words)
-    launcher = launcher_named(cfg.launcher)
+    launcher = launcher_for(cfg)
     if args.dry_run:
-        print(launcher.dry_run(cfg), end="")
+        print(launcher.request(cfg).text, end="")
         print("\n".join(plan_lines(cfg)))
         return 0
+    request = launcher.prepare(cfg)
     if source:
         print(f"# expected level of a pair: {cfg.isolate.expected_busbw:.3g} GB/s, {source}", flush=True)
-    launcher.check_can_start(cfg)
     try:
-        run = launcher.start(cfg).run
+        run = launcher.start(request).run
     except StepRefused as error:
         print(f"collbench: check could not run: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
@@ -107,31 +107,23 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
             "(collbench check --node checks one node on its own)"
         )
     settings = base.check
-    rounds = len(check_plan(nodes, settings.pair_rounds, 0))
-    limits = bounds(settings.budget_s, rounds, len(settings.sizes))
-    sizes = ",".join(str(size) for size in settings.sizes)
+    limits = bounds(settings.budget_s, len(check_plan(nodes, settings.pair_rounds, 0)), len(settings.sizes))
     expected, source = expected_level(base)
-    cfg = load_config(
-        name,
-        [
-            *words,
-            *STEP,
-            "task=isolate",
-            f"nodes={nodes}",
-            "isolate.mode=check",
-            f"isolate.sizes=[{sizes}]",
-            f"isolate.rounds={settings.pair_rounds}",
-            f"isolate.seed={seed_for(allocation.job_id, settings.seed)}",
-            f"isolate.tolerance={settings.tolerance}",
-            f"isolate.expected_busbw={expected}",
-            f"isolate.expected_from={json.dumps(source)}",  # the run's config says where its level came from
-            f"bench.time_budget_ms={limits.measure_ms:.0f}",
-            "bench.warmup_iters=1",
-            "bench.min_iters=2",
-            f"timeouts.collective_s={limits.collective_s:g}",
-            f"timeouts.job_min={max(JOB_MIN_FLOOR, settings.budget_s / 60):g}",
-        ],
+    isolate = replace(
+        base.isolate,
+        mode="check",
+        sizes=list(settings.sizes),
+        rounds=settings.pair_rounds,
+        seed=seed_for(allocation.job_id, settings.seed),
+        tolerance=settings.tolerance,
+        expected_busbw=expected,
+        expected_from=source,  # the run's config says where its level came from
     )
+    bench = replace(base.bench, time_budget_ms=float(round(limits.measure_ms)), warmup_iters=1, min_iters=2)
+    timeouts = replace(
+        base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)
+    )
+    cfg = derive(base, task="isolate", nodes=nodes, isolate=isolate, bench=bench, timeouts=timeouts)
     return cfg, source
 
 
@@ -162,7 +154,7 @@ def plan_lines(cfg: Config) -> list[str]:
     return out
 
 
-def _wait_within(launcher: Launcher, run: RunDir, seconds: float) -> bool:
+def _wait_within(launcher: Launcher[Any], run: RunDir, seconds: float) -> bool:
     """Wait for the step until the budget's deadline; past it, cancel the step (never the allocation).
     True when the budget ran out."""
     [result] = launcher.wait([run], max(1.0, seconds), None)
@@ -174,14 +166,16 @@ def _wait_within(launcher: Launcher, run: RunDir, seconds: float) -> bool:
 
 
 def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
-    from jobs.inspect.check import drain_lines, verdict_lines, write_files
+    from jobs.ending.check import write_check_files
+    from jobs.inspect.check import drain_lines, verdict_lines
 
     print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
     if args.drain:
         print("\n".join(drain_lines(check)))
-    folders = [run.path / "check"] + ([args.out] if args.out else [])
-    for folder in folders:
-        write_files(check, folder)
+    folders = [run.check_dir]  # written where the run ended (jobs.ending)
+    if args.out:
+        write_check_files(check, args.out)
+        folders.append(args.out)
     print(f"# files: {', '.join(str(folder) for folder in folders)} (vetted, cordoned, cordoned-reasons, unchecked)")
     code = check.verdict.exit_code
     if ran_out:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import socket
 import sys
 import time
+from dataclasses import replace
 
-from jobs.config.model import Config, load_config
+from jobs.config.model import Config, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
 from jobs.launchers.local import stdio_redirected_to
-from jobs.launchers.registry import launcher_named
+from jobs.launchers.registry import launcher_for
 
 CANCEL_WAIT_S = 15.0
 COLLECTIVE_SHARE = 0.3
@@ -24,41 +25,33 @@ EXIT_CANNOT_RUN = 4
 
 def node_config(name: str | None, words: list[str]) -> Config:
     """The user's config, as one local sweep: all_reduce at check.sizes, bounded by the node budget."""
-    base = load_config(name, [word for word in words if word.startswith(("check.", "backend="))])
-    settings = base.check
-    sizes = ",".join(str(size) for size in settings.local_sizes)
-    loopback = ["env.GLOO_SOCKET_IFNAME=lo"] if base.backend == "gloo" else []
-    return load_config(
-        name,
-        [
-            *words,
-            "launcher=local",
-            "nodes=1",
-            "task=sweep",
-            f"ranks={settings.local_ranks}",
-            "bench.ops=[all_reduce]",
-            f"bench.sizes=[{sizes}]",
-            f"bench.min_bytes={min(settings.local_sizes)}",
-            f"bench.max_bytes={max(settings.local_sizes)}",
-            "bench.warmup_iters=1",
-            "bench.min_iters=2",
-            f"bench.time_budget_ms={min(500.0, settings.local_budget_s * 100 / len(settings.local_sizes)):.0f}",
-            f"timeouts.collective_s={max(1.0, settings.local_budget_s * COLLECTIVE_SHARE):g}",
-            *loopback,
-        ],
+    settings = load_config(name, [word for word in words if word.startswith(("check.", "backend="))]).check
+    cfg = load_config(name, [*words, "launcher=local", "nodes=1", "task=sweep", f"ranks={settings.local_ranks}"])
+    sizes = list(settings.local_sizes)
+    bench = replace(
+        cfg.bench,
+        ops=["all_reduce"],
+        sizes=sizes,
+        min_bytes=min(sizes),
+        max_bytes=max(sizes),
+        warmup_iters=1,
+        min_iters=2,
+        time_budget_ms=float(round(min(500.0, settings.local_budget_s * 100 / len(sizes)))),
     )
+    timeouts = replace(cfg.timeouts, collective_s=max(1.0, settings.local_budget_s * COLLECTIVE_SHARE))
+    loopback = {"GLOO_SOCKET_IFNAME": "lo"} if cfg.backend == "gloo" else {}
+    return derive(cfg, bench=bench, timeouts=timeouts, env={**cfg.env, **loopback})
 
 
 def check_node(name: str | None, words: list[str], dry_run: bool = False) -> int:
     started = time.monotonic()
     host = socket.gethostname()
     cfg = node_config(name, words)
-    launcher = launcher_named("local")
+    launcher = launcher_for(cfg)
     if dry_run:
-        print(launcher.dry_run(cfg), end="")
+        print(launcher.request(cfg).text, end="")
         return 0
-    launcher.check_can_start(cfg)
-    run = launcher.start(cfg).run
+    run = launcher.launch(cfg).run
     left = cfg.check.local_budget_s - END_WAIT_S - (time.monotonic() - started)
     with stdio_redirected_to(run.submitit_dir / "controller.log"):  # the ranks' log stays in the run
         [result] = launcher.wait([run], max(0.1, left), None)

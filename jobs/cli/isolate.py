@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TextIO
 
-from jobs.config.model import Config, ConfigError, load_config
+from jobs.cli.outcome import assess_isolate_run, print_isolate, wait_and_render
+from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.live import PLAIN_EVERY_S
@@ -16,9 +18,6 @@ from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from slurm.steps import cluster_name
-
-if TYPE_CHECKING:
-    from jobs.inspect.isolate import IsolateOutcome
 
 ACTIONS = ("wait", "report")
 PLAN_ROUNDS_SHOWN = 64
@@ -67,41 +66,39 @@ def _submit(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, [*args.words, "task=isolate"])
     launcher = detached_launcher(cfg)
     if args.dry_run:
-        print(launcher.dry_run(cfg), end="")
+        print(launcher.request(cfg).text, end="")
         print("\n".join(plan_lines(cfg)))
         return 0
-    launcher.check_can_start(cfg)
-    cfg = _with_level(cfg, args)
-    started = launcher.start(cfg)
+    cfg, said = _with_level(cfg)
+    request = launcher.prepare(cfg)  # refused before a word of the level: the run that starts is the one checked
+    for line, stream in said:
+        print(line, file=stream, flush=True)
+    started = launcher.start(request)
     for line in started.lines:
         print(line, flush=True)
     print(f"collbench: then: collbench isolate wait {started.job_id}", file=sys.stderr)
     return 0
 
 
-def _with_level(cfg: Config, args: argparse.Namespace) -> Config:
+def _with_level(cfg: Config) -> tuple[Config, list[tuple[str, TextIO]]]:
     """isolate.expected_busbw 0 (pairs, random): the level of a healthy pair from the results history, and
-    where it came from, written into the run's config for its verdict; too little history: the run's own
-    median, and the verdict says why."""
+    where it came from, in the run's config for its verdict; too little history: the run's own median,
+    and the verdict says why. Also what to say of it (line, stream)."""
     settings = cfg.isolate
     if settings.expected_busbw or not settings.from_history or settings.resolved_mode(cfg.nodes) == "bisect":
-        return cfg
+        return cfg, []
     from jobs.history.against import MIN_BASELINE_RUNS
     from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
 
     cluster = cfg.history.cluster or cluster_name()
     found = expected_pair_busbw(cfg, cluster, sizes=settings.sizes, for_what="isolate")
     if found is None:
-        level, source = (
-            0.0,
-            (f"too little history on {cluster} for a level (fewer than {MIN_BASELINE_RUNS} healthy 2-node runs)"),
-        )
-        print(f"collbench: isolate: {source}; the level is the run's own median", file=sys.stderr)
+        source = f"too little history on {cluster} for a level (fewer than {MIN_BASELINE_RUNS} healthy 2-node runs)"
+        level, said = 0.0, (f"collbench: isolate: {source}; the level is the run's own median", sys.stderr)
     else:
         level, source = found
-        print(f"# healthy level of a pair: {level:.3g} GB/s, {source}", flush=True)
-    return load_config(args.config, [*args.words, "task=isolate", f"isolate.expected_busbw={level}",
-                                     f"isolate.expected_from={json.dumps(source)}"])  # fmt: skip
+        said = (f"# healthy level of a pair: {level:.3g} GB/s, {source}", sys.stdout)
+    return derive(cfg, isolate=replace(settings, expected_busbw=level, expected_from=source)), [said]
 
 
 def plan_lines(cfg: Config) -> list[str]:
@@ -132,8 +129,6 @@ def _names(names: list[str], nodes: object) -> str:
 
 
 def _wait(run: RunDir, args: argparse.Namespace) -> int:
-    from jobs.cli.main import wait_and_render
-
     return wait_and_render(run, args.timeout, args, lambda outcome, run, fmt: _render(outcome, run, args))
 
 
@@ -146,35 +141,14 @@ def _report(run: RunDir, args: argparse.Namespace) -> int:
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
     from jobs.inspect.isolate import plot_matrix, to_plain
 
-    iso = _assess(outcome, run)
+    iso = assess_isolate_run(outcome, run)
     if args.format == "json":
         print(json.dumps(to_plain(iso), indent=1))
     else:
-        _print(iso, outcome, run)
+        print_isolate(iso, outcome, run)
     for problem in outcome.problems:
         print(f"collbench: FAILED: {problem}", file=sys.stderr)
     if args.plot:
         plot_matrix(iso, Path(args.plot))
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return max(iso.exit_code, outcome.exit_code)
-
-
-def print_verdict(outcome: RunOutcome, run: RunDir) -> int:
-    """Under `collbench wait/report` of an isolate run: the verdict after the tables."""
-    iso = _assess(outcome, run)
-    _print(iso, outcome, run)
-    return iso.exit_code
-
-
-def _assess(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
-    from jobs.inspect.isolate import assess_isolate  # the verdict's modules only for an isolate run
-
-    return assess_isolate(run, outcome)  # isolate.json is written once, by the wait that sees the run end
-
-
-def _print(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
-    from jobs.inspect.isolate import lines
-
-    cfg = outcome.config
-    print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))
-    print(f"# Run directory: {run.path} (isolate.json, isolate-matrix.csv)", flush=True)

@@ -5,18 +5,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from collectives.results import ResultFormatError
-from jobs.config.model import Config, ConfigError, load_config, to_yaml
-from jobs.inspect.report import RunOutcome, Thresholds, assess, read_statuses
-from jobs.launchers.base import Launcher
+from jobs.cli.outcome import (
+    add_output_args,
+    assess_run,
+    check_tolerance,
+    held_against_history,
+    held_to_history,
+    print_outcome,
+    wait_and_render,
+)
+from jobs.config.model import ConfigError, load_config, to_yaml
+from jobs.inspect.report import read_statuses
 from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.codec import RecordError
-from jobs.rundir.records.slurm import JobFacts
 from slurm.submission import SlurmUnavailable, SubmissionFailed
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
@@ -59,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
     _add_config_args(run, "print the resolved config; launch nothing")
-    _add_output_args(run)
+    add_output_args(run)
     add_against_history(run)
     run.set_defaults(handler=_cmd_run)
 
@@ -113,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
                 help=f"without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
             )
         if name in ("wait", "report"):
-            _add_output_args(command)
+            add_output_args(command)
         if name == "report":
             command.add_argument("--plot", metavar="FILE.png", help="also draw busbw against size (needs matplotlib)")
         if name in ("wait", "report"):
@@ -130,71 +137,28 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
     command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
 
 
-def _add_output_args(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--format",
-        choices=("table", "json", "csv", "nccl-tests-json"),
-        default="table",
-        help="what to print (default: table); nccl-tests-json: nccl-tests' -J document, one line per op",
-    )
-    command.add_argument(
-        "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
-    )
-    command.add_argument(
-        "--busbw-sizes",
-        type=_size_range,
-        default=(0, None),
-        metavar="MIN:MAX",
-        help="the sizes --min-busbw applies to, e.g. 1M:1G or 64M: (default: all)",
-    )
-
-
-def _size_range(text: str) -> tuple[int, int | None]:
-    from collectives.sizes import parse_size
-
-    low, sep, high = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError("no ':'")
-        return (parse_size(low) if low else 0, parse_size(high) if high else None)
-    except ValueError:
-        message = f"{text!r} is not a size range; allowed: MIN:MAX such as 1M:1G, 64M: or :4K"
-        raise argparse.ArgumentTypeError(message) from None
-
-
-def _thresholds(args: argparse.Namespace) -> Thresholds:
-    low, high = args.busbw_sizes
-    return Thresholds(min_busbw=args.min_busbw, min_size=low, max_size=high)
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     if args.dry_run:
         print(to_yaml(cfg), end="")
         return EXIT_OK
-    _check_tolerance(args)  # bad input is said before the run starts
+    check_tolerance(args)  # bad input is said before the run starts
     launcher = launcher_for(cfg)
-    run = _start(launcher, cfg, announce=lambda line: print(f"collbench: {line}", file=sys.stderr, flush=True))
-    return wait_and_render(run, None, args, _held_to_history(args), launcher)
+    started = launcher.launch(cfg)
+    for line in started.lines:
+        print(f"collbench: {line}", file=sys.stderr, flush=True)
+    return wait_and_render(started.run, None, args, held_to_history(args), launcher)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     launcher = detached_launcher(cfg)
     if args.dry_run:
-        print(launcher.dry_run(cfg), end="")
+        print(launcher.request(cfg).text, end="")
         return EXIT_OK
-    _start(launcher, cfg, announce=lambda line: print(line, flush=True))
+    for line in launcher.launch(cfg).lines:
+        print(line, flush=True)
     return EXIT_OK
-
-
-def _start(launcher: Launcher, cfg: Config, announce: Callable[[str], None]) -> RunDir:
-    """Check, then start: a request that could never run leaves nothing behind."""
-    launcher.check_can_start(cfg)
-    started = launcher.start(cfg)
-    for line in started.lines:
-        announce(line)
-    return started.run
 
 
 def _find(args: argparse.Namespace) -> RunDir:
@@ -264,70 +228,8 @@ def _cmd_logs(args: argparse.Namespace) -> int:
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:
-    _check_tolerance(args)  # bad input is said before the wait, not after it
-    return wait_and_render(_find(args), args.timeout, args, _held_to_history(args))
-
-
-Render = Callable[[RunOutcome, RunDir, str], int]
-
-
-def _held_to_history(args: argparse.Namespace) -> Render:
-    """The outcome printed, then (with --against-history) held against the history."""
-
-    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
-        return max(_print_outcome(outcome, run, fmt), _against_history(outcome, run, args))
-
-    return render
-
-
-def _check_tolerance(args: argparse.Namespace) -> None:
-    if getattr(args, "against_history", False):
-        from jobs.inspect.compare import Tolerance
-
-        Tolerance.parse(args.tolerance, [])
-
-
-def _against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
-    """With --against-history: the run held against its history (reads it; writes nothing into the run)."""
-    if not getattr(args, "against_history", False):
-        return EXIT_OK
-    from jobs.cli.history import against_history
-    from jobs.inspect.compare import Tolerance
-
-    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.db, args.format)
-
-
-def wait_and_render(
-    run: RunDir, timeout_s: float | None, args: argparse.Namespace, render: Render, launcher: Launcher | None = None
-) -> int:
-    """Wait for the run (a live progress line meanwhile), then `render` its outcome; the exit status also
-    says whether the job never starts, is still running, or ended other than COMPLETED. `launcher`: the
-    one that started the run in this process, if any."""
-    from jobs.launchers.live import Live
-
-    launcher = launcher or launcher_of(run)
-    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
-    try:
-        waited = launcher.wait([run], timeout_s, live)[0]
-    finally:
-        live.close()
-    state = waited.state
-    if state.info.phase == "never_starts":
-        print(f"collbench: job {state.job_id} {state.info.meaning(state.state)}", file=sys.stderr)
-        print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
-        return EXIT_FAILED
-    if waited.still_running:
-        print(f"collbench: job {state.job_id} is still {state.state} after {timeout_s:g} s", file=sys.stderr)
-        return EXIT_FAILED
-    code = render(_assess(run, args), run, args.format)
-    if state.info.final:
-        print(f"collbench: job {state.job_id} ended {state.state}", file=sys.stderr)
-        return code if state.info.phase == "completed" else EXIT_FAILED
-    print(
-        f"collbench: job {state.job_id}: every rank has recorded its end (the launcher still shows {state.state})",
-        file=sys.stderr,
-    )
-    return code
+    check_tolerance(args)  # bad input is said before the wait, not after it
+    return wait_and_render(_find(args), args.timeout, args, held_to_history(args))
 
 
 def _cmd_cancel(args: argparse.Namespace) -> int:
@@ -337,62 +239,22 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    _check_tolerance(args)
+    check_tolerance(args)
     run = _find(args)
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
-    outcome = _assess(run, args, facts=facts)  # reads the run directory, writes nothing
+    outcome = assess_run(run, args, facts=facts)  # reads the run directory, writes nothing
     if args.plot:
         from jobs.inspect.plot import plot_busbw
 
         plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
-    code = _print_outcome(outcome, run, args.format)
+    code = print_outcome(outcome, run, args.format)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
-    code = max(code, _against_history(outcome, run, args))
+    code = max(code, held_against_history(outcome, run, args))
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code
-
-
-def _assess(run: RunDir, args: argparse.Namespace, facts: JobFacts | None = None) -> RunOutcome:
-    """The run's outcome, with the per-rank view worked out in the same pass over the results wherever it
-    is printed: in JSON; under the tables by `report`; its per-host verdict by `wait` and `report`."""
-    with_analysis = args.format in ("json", "table")
-    return assess(run, _thresholds(args), with_analysis=with_analysis, facts=facts)
-
-
-def _print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
-    from jobs.inspect.formats import render_csv, render_json
-
-    if fmt == "json":
-        print(render_json(run, outcome), end="")
-    elif fmt == "nccl-tests-json":
-        from jobs.inspect.exports import nccl_tests_json
-
-        try:
-            documents = nccl_tests_json.documents(run, outcome)
-        except nccl_tests_json.NotExportable as error:
-            raise ConfigError(str(error)) from None
-        for document in documents.values():
-            print(nccl_tests_json.render(document))
-    elif fmt == "csv":
-        print(render_csv(outcome), end="")
-    else:
-        from jobs.inspect.report import render_tables
-
-        print("\n".join(render_tables(outcome)))
-        print(f"# Run directory: {run.path}")
-    for problem in outcome.problems:
-        print(f"collbench: FAILED: {problem}", file=sys.stderr)
-    if fmt == "table" and outcome.analysis:
-        for line in outcome.analysis.verdict():
-            print(f"collbench: {line}", file=sys.stderr)
-    if outcome.config.task == "isolate" and fmt == "table":
-        from jobs.cli.isolate import print_verdict
-
-        return max(outcome.exit_code, print_verdict(outcome, run))
-    return outcome.exit_code
 
 
 if __name__ == "__main__":

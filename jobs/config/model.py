@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -117,6 +117,15 @@ def validate(cfg: Config) -> None:
     problems += cfg.check.problems() + cfg.exports.problems()
     if problems:
         raise ConfigError(problems[0])
+
+
+def derive(cfg: Config, **changes: Any) -> Config:
+    """`cfg` with `changes` (a section changed whole, as `isolate=replace(cfg.isolate, ...)`), validated:
+    what a command derives from the user's config (isolate's level, check's plan, a sweep's node count)
+    is checked as the one object it starts, never rebuilt from `key=value` strings."""
+    derived = replace(cfg, **changes)
+    validate(derived)
+    return derived
 
 
 def _world_problems(cfg: Config) -> list[str]:

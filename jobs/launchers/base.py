@@ -24,23 +24,30 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from jobs.config.model import Config
 from jobs.launchers.live import Live
+from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
 from slurm.states import StateInfo, state_info
 
+PayloadT = TypeVar("PayloadT")
+
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """What `start` would do, built without doing it."""
+class Request(Generic[PayloadT]):
+    """What `start` will do, built once, without doing it: the dry run prints it, `start` carries it out."""
 
+    cfg: Config
+    """The config that starts: the one every check was made on."""
+    run_path: Path
+    """The run directory it will create (RunDir.new_path: not there yet)."""
     text: str
     """The exact script or command line: what a dry run prints."""
-    payload: object
-    """The launcher's own form of it (a slurm.submission.SlurmRequest, a command line, ...)."""
+    payload: PayloadT
+    """The launcher's own form of it (a slurm.submission.SlurmRequest, srun's argv, ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,27 +85,43 @@ class WaitResult:
         return not self.state.info.final and not self.ranks_ended
 
 
-class Launcher(ABC):
+class Launcher(ABC, Generic[PayloadT]):
     name: ClassVar[str]
     detached: ClassVar[bool]
     """The run outlives this process (`collbench submit` returns at once); False: `run` waits for it here."""
 
+    def launch(self, cfg: Config) -> Started:
+        """The one way a run starts: every check once, the request built once, then that request started."""
+        return self.start(self.prepare(cfg))
+
+    def prepare(self, cfg: Config) -> Request[PayloadT]:
+        """Every check, once, before any run directory exists (ConfigError: exit 2;
+        slurm.submission.SlurmUnavailable: exit 3), then the request those checks were made for."""
+        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
+
+        check_output_dir(cfg.output_dir)
+        self.check_can_start(cfg)
+        check_history(cfg)
+        return self.request(cfg, RunDir.new_path(cfg.output_dir, self.name))
+
+    def request(self, cfg: Config, run_path: Path | None = None) -> Request[PayloadT]:
+        """The request for a new run of `cfg` at `run_path`, built apart from starting it, without checks.
+        A dry run leaves `run_path` out: the run id is only chosen by `prepare`, so the path says RUN_ID."""
+        return self.build_request(cfg, run_path or Path(cfg.output_dir).expanduser().absolute() / "RUN_ID")
+
     @abstractmethod
     def check_can_start(self, cfg: Config) -> None:
-        """Refuse now, before any run directory exists, what could never run (ConfigError: exit 2;
-        slurm.submission.SlurmUnavailable: exit 3)."""
+        """This launcher's own refusals of what could never run (the output directory and the history are
+        checked by `prepare` for every launcher)."""
 
     @abstractmethod
-    def build_request(self, cfg: Config, run_path: Path) -> Request:
-        """The request for a run directory at `run_path`, built apart from starting it."""
-
-    def dry_run(self, cfg: Config) -> str:
-        """What `start` would run; the run id is only chosen at start, so the path says RUN_ID."""
-        return self.build_request(cfg, Path(cfg.output_dir).expanduser().absolute() / "RUN_ID").text
+    def build_request(self, cfg: Config, run_path: Path) -> Request[PayloadT]:
+        """The request for a run directory at `run_path`; it may derive the config it starts (a port)."""
 
     @abstractmethod
-    def start(self, cfg: Config) -> Started:
-        """A new run directory and its ranks started; nothing is left behind if starting fails."""
+    def start(self, request: Request[PayloadT]) -> Started:
+        """The request's run directory created and its ranks started; nothing is left behind if starting
+        fails."""
 
     @abstractmethod
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:

@@ -10,23 +10,21 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from jobs.config.model import Config, ConfigError
 from jobs.inspect.report import read_statuses
-from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.base import Request, Started
+from jobs.launchers.children import POLL_S, ChildLauncher
 from jobs.launchers.entry import RankEntry
-from jobs.launchers.facts import write_final_files
-from jobs.launchers.live import Live
-from jobs.launchers.runs import check_output_dir, start_new_run
+from jobs.launchers.runs import start_new_run
 from jobs.rundir.layout import RunDir
 
 if TYPE_CHECKING:
     import submitit
 
-POLL_S = 0.2
 CANCEL_WAIT_S = 15.0
 
 
@@ -141,9 +139,9 @@ class LogFollower:
         out.flush()
 
 
-class LocalLauncher(Launcher):
+class LocalLauncher(ChildLauncher[str]):
     name = "local"
-    detached = False
+    nodes_word = "localhost"
 
     def __init__(self) -> None:
         self.jobs: dict[RunDir, submitit.Job[Any]] = {}
@@ -151,53 +149,42 @@ class LocalLauncher(Launcher):
 
     def check_can_start(self, cfg: Config) -> None:
         check_host_memory(cfg)
-        check_output_dir(cfg.output_dir)
-        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
 
-        check_history(cfg)
-
-    def build_request(self, cfg: Config, run_path: Path) -> Request:
+    def build_request(self, cfg: Config, run_path: Path) -> Request[str]:
         folder = RunDir(run_path).submitit_dir
         command = f"{shlex.quote(sys.executable)} -u -m submitit.core._submit {shlex.quote(str(folder))}"
         text = (
             f"# {cfg.world_size} local rank(s), each started by submitit's LocalExecutor as:\n"
             f"SUBMITIT_LOCAL_JOB_NUM_NODES=1 SUBMITIT_LOCAL_NTASKS={cfg.world_size} {command}\n"
         )
-        return Request(text=text, payload=command)
+        return Request(cfg=cfg, run_path=run_path, text=text, payload=command)
 
-    def start(self, cfg: Config) -> Started:
+    def start(self, request: Request[str]) -> Started:
+        cfg = request.cfg
+
         def launch(public: dict[str, Any], run: RunDir) -> str:
             job = start_local(cfg, public, run)
             self.jobs[run] = job
             return str(job.job_id)
 
-        run, job_id = start_new_run(cfg, launch)
+        run, job_id = start_new_run(cfg, request.run_path, launch)
         return Started(run, job_id, (f"{cfg.world_size} local ranks, run directory {run.path}",))
 
-    def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
-        return [_local_state(run, self._alive(run)) for run in runs]
-
-    def _alive(self, run: RunDir) -> bool:
+    def alive(self, run: RunDir) -> bool:
         """Its controller runs: for a run started here, submitit's word (an ended child lingers as a zombie
         until reaped, and a zombie still answers kill 0)."""
         job = self.jobs.get(run)
         return not job.done() if job is not None else _controller_alive(run)
 
-    def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        results = []
-        for run in runs:
-            job = self.jobs.get(run)
-            if job is not None:
-                watch_local(job, run, deadline=deadline)
-            else:
-                while _controller_alive(run) and (deadline is None or time.monotonic() < deadline):
-                    time.sleep(POLL_S)
-            state = _local_state(run, alive=self._alive(run))
-            if state.info.final and (job is not None or not run.summary_file.exists()):
-                write_final_files(run, job_over=True)
-            results.append(WaitResult(state=state, ranks_ended=state.info.final))
-        return results
+    def started_here(self, run: RunDir) -> bool:
+        return run in self.jobs
+
+    def watch(self, run: RunDir, deadline: float | None) -> None:
+        job = self.jobs.get(run)
+        if job is None:
+            super().watch(run, deadline)
+        else:
+            watch_local(job, run, deadline=deadline)
 
     def cancel(self, run: RunDir) -> str:
         pid = _controller_pid(run)
@@ -226,24 +213,3 @@ def _controller_alive(run: RunDir) -> bool:
     except OSError:
         return False
     return True
-
-
-def _local_state(run: RunDir, alive: bool) -> RunState:
-    """RUNNING while its controller lives; then COMPLETED when every rank says ok, FAILED otherwise, in
-    Slurm's words (slurm.states) so the CLI reads every launcher alike."""
-    job_id = str(_controller_pid(run) or "")
-    if alive:
-        return RunState(job_id, "RUNNING", "localhost")
-    return ended_state(run, job_id, "localhost")
-
-
-def ended_state(run: RunDir, job_id: str, nodes: str) -> RunState:
-    """A run whose ranks are gone, from their statuses: COMPLETED when every rank says ok, CANCELLED when
-    every one was stopped, FAILED otherwise (launchers that run the ranks as their own children)."""
-    states = [s.state for s in read_statuses(run).values()]
-    world = run.read_meta().world_size
-    if states and len(states) == world and all(state == "ok" for state in states):
-        return RunState(job_id, "COMPLETED", nodes)
-    if states and all(state == "stopped" for state in states):
-        return RunState(job_id, "CANCELLED", nodes)
-    return RunState(job_id, "FAILED", nodes)

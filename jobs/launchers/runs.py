@@ -26,9 +26,12 @@ def public_config(cfg: Config) -> dict[str, Any]:
     return public
 
 
-def new_run(cfg: Config, public: dict[str, Any]) -> RunDir:
-    """A new run directory holding `public` (public_config(cfg)) as its config.yaml."""
-    run = RunDir.create(cfg.output_dir, cfg.launcher)
+def new_run(cfg: Config, public: dict[str, Any], path: Path) -> RunDir:
+    """The new run directory at `path` holding `public` (public_config(cfg)) as its config.yaml."""
+    try:
+        run = RunDir.create_at(path)
+    except FileExistsError:
+        raise ConfigError(f"output_dir: {str(path)!r} exists already; another run took its name, start again") from None
     run.config_file.write_text(OmegaConf.to_yaml(OmegaConf.create(public)), encoding="utf-8")
     run.update_meta(run_id=run.run_id, launcher=cfg.launcher, world_size=cfg.world_size, nodes=cfg.nodes, task=cfg.task)
     return run
@@ -52,12 +55,11 @@ def check_output_dir(output_dir: str) -> None:
         ) from None
 
 
-def start_new_run(cfg: Config, start: Callable[[dict[str, Any], RunDir], str]) -> tuple[RunDir, str]:
-    """A new run directory and `start(public_config, run)`'s job id; if starting fails, the directory
-    is removed again, so a refusal leaves nothing behind."""
-    check_output_dir(cfg.output_dir)
+def start_new_run(cfg: Config, path: Path, start: Callable[[dict[str, Any], RunDir], str]) -> tuple[RunDir, str]:
+    """A request's run directory at `path` and `start(public_config, run)`'s job id; if starting fails,
+    the directory is removed again, so a refusal leaves nothing behind."""
     public = public_config(cfg)
-    run = new_run(cfg, public)
+    run = new_run(cfg, public, path)
     try:
         job_id = start(public, run)
     except BaseException:

@@ -10,9 +10,8 @@ from pathlib import Path
 from jobs.config.model import Config, ConfigError
 from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.entry import RankEntry
-from jobs.launchers.facts import load_facts
 from jobs.launchers.live import Live
-from jobs.launchers.runs import check_output_dir, start_new_run
+from jobs.launchers.runs import start_new_run
 from jobs.launchers.watcher import Watcher, state_of
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
@@ -39,30 +38,25 @@ def check_cluster_can_run(cfg: Config) -> None:
         raise ConfigError(str(error)) from None
 
 
-class SlurmLauncher(Launcher):
+class SlurmLauncher(Launcher[submission.SlurmRequest]):
     name = "slurm"
     detached = True
 
     def check_can_start(self, cfg: Config) -> None:
-        check_output_dir(cfg.output_dir)
         submission.check_available()
         check_cluster_can_run(cfg)
-        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
 
-        check_history(cfg)
-
-    def build_request(self, cfg: Config, run_path: Path) -> Request:
+    def build_request(self, cfg: Config, run_path: Path) -> Request[submission.SlurmRequest]:
         request = slurm_request(cfg, run_path)
-        return Request(text=request.script(), payload=request)
+        return Request(cfg=cfg, run_path=run_path, text=request.script(), payload=request)
 
-    def start(self, cfg: Config) -> Started:
+    def start(self, request: Request[submission.SlurmRequest]) -> Started:
         def submit(public: dict[str, object], run: RunDir) -> str:
-            request = slurm_request(cfg, run.path)
-            job_id = submission.submit(request, RankEntry(config=public, run_dir=str(run.path)))
+            job_id = submission.submit(request.payload, RankEntry(config=public, run_dir=str(run.path)))
             run.update_meta(job_id=job_id)
             return job_id
 
-        run, job_id = start_new_run(cfg, submit)
+        run, job_id = start_new_run(request.cfg, request.run_path, submit)
         return Started(run, job_id, (f"job {job_id}", f"run directory {run.path}"))
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
@@ -86,7 +80,7 @@ class SlurmLauncher(Launcher):
     def facts(self, run: RunDir, state: RunState) -> JobFacts:
         """What wait kept, brought up to date with what Slurm says now (state, nodes, and while the job
         runs its nodes' health: one sinfo), in memory only."""
-        facts = load_facts(run)
+        facts = JobFacts.read(run)
         if state.info.phase != "unknown":  # Slurm's word now: a job the first wait saw FAILED may end NODE_FAIL
             facts.state = state.state
         facts.nodes = facts.nodes or state.nodes

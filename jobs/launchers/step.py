@@ -10,18 +10,15 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from jobs.config.model import Config, ConfigError, Rendezvous
-from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.base import Request, Started
+from jobs.launchers.children import POLL_S, ChildLauncher
 from jobs.launchers.entry import RankEntry
-from jobs.launchers.facts import write_final_files
-from jobs.launchers.live import Live
-from jobs.launchers.local import ended_state
-from jobs.launchers.runs import check_output_dir, start_new_run
+from jobs.launchers.runs import start_new_run
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import BadHostlist, collect_hostlist
 from slurm.rendezvous import PORT_BASE, PORT_SPAN
@@ -39,7 +36,6 @@ from slurm.steps import (
 )
 from slurm.submission import SlurmUnavailable
 
-POLL_S = 0.2
 STEP_START_S = 60.0
 """How long srun may take to say its step id before the start counts as refused."""
 CANCEL_WAIT_S = 15.0
@@ -66,62 +62,51 @@ def hosts_for(cfg: Config, allocation: Allocation) -> list[str]:
     return hosts[: cfg.nodes]
 
 
-class StepLauncher(Launcher):
+class StepLauncher(ChildLauncher[list[str]]):
     name = "slurm-step"
-    detached = False
 
     def __init__(self) -> None:
         self.steps: dict[RunDir, subprocess.Popen[bytes]] = {}
         """The steps this process started: srun, its child."""
 
     def check_can_start(self, cfg: Config) -> None:
-        check_output_dir(cfg.output_dir)
         hosts_for(cfg, allocation_or_refuse())
         if not _on_path("srun"):
             raise SlurmUnavailable("Slurm is not installed here: srun not found on PATH")
-        from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
 
-        check_history(cfg)
-
-    def build_request(self, cfg: Config, run_path: Path) -> Request:
+    def build_request(self, cfg: Config, run_path: Path) -> Request[list[str]]:
+        cfg = _with_port(cfg)
         allocation = allocation_or_refuse()
         command = [sys.executable, "-u", "-m", "submitit.core._submit", str(RunDir(run_path).submitit_dir)]
         argv = srun_argv(cfg.slurm, hosts_for(cfg, allocation), command, cfg.slurm.job_name)
         text = f"# one job step of allocation {allocation.job_id}:\n{command_text(argv)}\n"
-        return Request(text=text, payload=argv)
+        return Request(cfg=cfg, run_path=run_path, text=text, payload=argv)
 
-    def start(self, cfg: Config) -> Started:
-        cfg = _with_port(cfg)
+    def start(self, request: Request[list[str]]) -> Started:
+        cfg = request.cfg
         allocation = allocation_or_refuse()
 
         def launch(public: dict[str, Any], run: RunDir) -> str:
             entry = RankEntry(config=public, run_dir=str(run.path))
             _pickle(entry, run.submitit_dir / f"{allocation.submitit_job_id(os.environ)}_submitted.pkl")
-            argv: list[str] = self.build_request(cfg, run.path).payload  # type: ignore[assignment]
-            step = _start_srun(argv, run)
+            step = _start_srun(request.payload, run)
             step_id = _await_step_id(step, run)
             self.steps[run] = step
             run.update_meta(job_id=step_id, master_port=cfg.rendezvous.master_port)
             return step_id
 
-        run, step_id = start_new_run(cfg, launch)
+        run, step_id = start_new_run(cfg, request.run_path, launch)
         hosts = collect_hostlist(hosts_for(cfg, allocation))
         return Started(run, step_id, (f"step {step_id} on {hosts}", f"run directory {run.path}"))
 
-    def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
-        return [self._state(run) for run in runs]
+    def alive(self, run: RunDir) -> bool:
+        step = self.steps.get(run)
+        if step is not None:
+            return step.poll() is None
+        return bool(step_running(run.read_meta().job_id))
 
-    def wait(self, runs: Sequence[RunDir], timeout_s: float | None, live: Live | None) -> list[WaitResult]:
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        results = []
-        for run in runs:
-            while self._alive(run) and (deadline is None or time.monotonic() < deadline):
-                time.sleep(POLL_S)
-            state = self._state(run)
-            if state.info.final and (run in self.steps or not run.summary_file.exists()):
-                write_final_files(run, job_over=True)  # isolate.json and the history record too
-            results.append(WaitResult(state=state, ranks_ended=state.info.final))
-        return results
+    def started_here(self, run: RunDir) -> bool:
+        return run in self.steps
 
     def cancel(self, run: RunDir) -> str:
         step_id = run.read_meta().job_id
@@ -135,18 +120,6 @@ class StepLauncher(Launcher):
 
     def log_locations(self, run: RunDir) -> list[Path]:
         return [*sorted(run.logs_dir.glob("rank-*.log")), run.step_stderr]
-
-    def _alive(self, run: RunDir) -> bool:
-        step = self.steps.get(run)
-        if step is not None:
-            return step.poll() is None
-        return bool(step_running(run.read_meta().job_id))
-
-    def _state(self, run: RunDir) -> RunState:
-        job_id = run.read_meta().job_id
-        if self._alive(run):
-            return RunState(job_id, "RUNNING")
-        return ended_state(run, job_id, "")
 
 
 def _with_port(cfg: Config) -> Config:

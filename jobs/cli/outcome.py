@@ -1,0 +1,183 @@
+"""A run's outcome at the command line: waited for, assessed, printed in the format asked for, held against
+the history; shared by run, wait, report and isolate wait/report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jobs.config.model import ConfigError
+from jobs.inspect.report import RunOutcome, Thresholds, assess
+from jobs.launchers.base import Launcher
+from jobs.launchers.live import PLAIN_EVERY_S
+from jobs.launchers.registry import launcher_of
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.slurm import JobFacts
+
+if TYPE_CHECKING:
+    from jobs.inspect.isolate import IsolateOutcome
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+Render = Callable[[RunOutcome, RunDir, str], int]
+
+
+def add_output_args(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--format",
+        choices=("table", "json", "csv", "nccl-tests-json"),
+        default="table",
+        help="what to print (default: table); nccl-tests-json: nccl-tests' -J document, one line per op",
+    )
+    command.add_argument(
+        "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
+    )
+    command.add_argument(
+        "--busbw-sizes",
+        type=_size_range,
+        default=(0, None),
+        metavar="MIN:MAX",
+        help="the sizes --min-busbw applies to, e.g. 1M:1G or 64M: (default: all)",
+    )
+
+
+def _size_range(text: str) -> tuple[int, int | None]:
+    from collectives.sizes import parse_size
+
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError("no ':'")
+        return (parse_size(low) if low else 0, parse_size(high) if high else None)
+    except ValueError:
+        message = f"{text!r} is not a size range; allowed: MIN:MAX such as 1M:1G, 64M: or :4K"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def thresholds(args: argparse.Namespace) -> Thresholds:
+    low, high = args.busbw_sizes
+    return Thresholds(min_busbw=args.min_busbw, min_size=low, max_size=high)
+
+
+def held_to_history(args: argparse.Namespace) -> Render:
+    """The outcome printed, then (with --against-history) held against the history."""
+
+    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
+        return max(print_outcome(outcome, run, fmt), held_against_history(outcome, run, args))
+
+    return render
+
+
+def check_tolerance(args: argparse.Namespace) -> None:
+    if getattr(args, "against_history", False):
+        from jobs.inspect.compare import Tolerance
+
+        Tolerance.parse(args.tolerance, [])
+
+
+def held_against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
+    """With --against-history: the run held against its history (reads it; writes nothing into the run)."""
+    if not getattr(args, "against_history", False):
+        return EXIT_OK
+    from jobs.cli.history import against_history
+    from jobs.inspect.compare import Tolerance
+
+    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.db, args.format)
+
+
+def wait_and_render(
+    run: RunDir,
+    timeout_s: float | None,
+    args: argparse.Namespace,
+    render: Render,
+    launcher: Launcher[Any] | None = None,
+) -> int:
+    """Wait for the run (a live progress line meanwhile), then `render` its outcome; the exit status also
+    says whether the job never starts, is still running, or ended other than COMPLETED. `launcher`: the
+    one that started the run in this process, if any."""
+    from jobs.launchers.live import Live
+
+    launcher = launcher or launcher_of(run)
+    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
+    try:
+        waited = launcher.wait([run], timeout_s, live)[0]
+    finally:
+        live.close()
+    state = waited.state
+    if state.info.phase == "never_starts":
+        print(f"collbench: job {state.job_id} {state.info.meaning(state.state)}", file=sys.stderr)
+        print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
+        return EXIT_FAILED
+    if waited.still_running:
+        print(f"collbench: job {state.job_id} is still {state.state} after {timeout_s:g} s", file=sys.stderr)
+        return EXIT_FAILED
+    code = render(assess_run(run, args), run, args.format)
+    if state.info.final:
+        print(f"collbench: job {state.job_id} ended {state.state}", file=sys.stderr)
+        return code if state.info.phase == "completed" else EXIT_FAILED
+    print(
+        f"collbench: job {state.job_id}: every rank has recorded its end (the launcher still shows {state.state})",
+        file=sys.stderr,
+    )
+    return code
+
+
+def assess_run(run: RunDir, args: argparse.Namespace, facts: JobFacts | None = None) -> RunOutcome:
+    """The run's outcome, with the per-rank view worked out in the same pass over the results wherever it
+    is printed: in JSON; under the tables by `report`; its per-host verdict by `wait` and `report`."""
+    with_analysis = args.format in ("json", "table")
+    return assess(run, thresholds(args), with_analysis=with_analysis, facts=facts)
+
+
+def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
+    from jobs.inspect.formats import render_csv, render_json
+
+    if fmt == "json":
+        print(render_json(run, outcome), end="")
+    elif fmt == "nccl-tests-json":
+        from jobs.inspect.exports import nccl_tests_json
+
+        try:
+            documents = nccl_tests_json.documents(run, outcome)
+        except nccl_tests_json.NotExportable as error:
+            raise ConfigError(str(error)) from None
+        for document in documents.values():
+            print(nccl_tests_json.render(document))
+    elif fmt == "csv":
+        print(render_csv(outcome), end="")
+    else:
+        from jobs.inspect.report import render_tables
+
+        print("\n".join(render_tables(outcome)))
+        print(f"# Run directory: {run.path}")
+    for problem in outcome.problems:
+        print(f"collbench: FAILED: {problem}", file=sys.stderr)
+    if fmt == "table" and outcome.analysis:
+        for line in outcome.analysis.verdict():
+            print(f"collbench: {line}", file=sys.stderr)
+    if outcome.config.task == "isolate" and fmt == "table":
+        return max(outcome.exit_code, print_isolate_verdict(outcome, run))
+    return outcome.exit_code
+
+
+def print_isolate_verdict(outcome: RunOutcome, run: RunDir) -> int:
+    """Under `collbench wait/report` of an isolate run: the verdict after the tables."""
+    iso = assess_isolate_run(outcome, run)
+    print_isolate(iso, outcome, run)
+    return iso.exit_code
+
+
+def assess_isolate_run(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
+    from jobs.inspect.isolate import assess_isolate  # the verdict's modules only for an isolate run
+
+    return assess_isolate(run, outcome)  # isolate.json is written once, by the wait that sees the run end
+
+
+def print_isolate(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
+    from jobs.inspect.isolate import lines
+
+    cfg = outcome.config
+    print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))
+    print(f"# Run directory: {run.path} (isolate.json, isolate-matrix.csv)", flush=True)
