@@ -11,11 +11,13 @@ from jobs.cli.history import add_against_history
 from jobs.config.model import ConfigError, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.inspect.report import assess
-from jobs.inspect.scale import RunAssessment, Sweep, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
+from jobs.inspect.scale import RunAssessment, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
 from jobs.launchers.base import Launcher, RunState
 from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.launchers.runs import check_output_dir
-from jobs.rundir.layout import RunDir, find_run, write_json_atomic
+from jobs.rundir.layout import RunDir, find_run
+from jobs.rundir.sweep import Sweep
+from jobs.rundir.writing import write_json_atomic
 from slurm.submission import SubmissionFailed
 
 SWEEP_ACTIONS = ("status", "wait", "report")
@@ -118,13 +120,13 @@ def _states(runs: list[RunDir]) -> dict[RunDir, RunState]:
 def _status(sweep: Sweep, args: argparse.Namespace) -> int:
     print(f"sweep {sweep.sweep_id}")
     entries = sweep.entries()
-    states = _states([RunDir(Path(e["run_dir"])) for e in entries if e.get("run_dir")])
+    states = _states([RunDir(Path(e.run_dir)) for e in entries if e.run_dir])
     for entry in entries:
-        if not entry.get("run_dir"):
-            print(f"{entry['nodes']:>6} node(s)  not submitted: {entry.get('error')}")
+        if not entry.run_dir:
+            print(f"{entry.nodes:>6} node(s)  not submitted: {entry.error}")
             continue
-        run = RunDir(Path(entry["run_dir"]))
-        print(f"{entry['nodes']:>6} node(s)  job {entry['job_id']:<8} {states[run].state:<12} {run.path}")
+        run = RunDir(Path(entry.run_dir))
+        print(f"{entry.nodes:>6} node(s)  job {entry.job_id!s:<8} {states[run].state:<12} {run.path}")
     return 0
 
 

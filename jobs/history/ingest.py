@@ -15,10 +15,10 @@ from jobs.history import schema
 from jobs.history.database import History
 from jobs.history.gather import NotEnded, RunRecord, gather
 from jobs.inspect.report import RunOutcome
-from jobs.inspect.scale import SWEEP_FILE, Sweep
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
+from jobs.rundir.sweep import SWEEP_FILE, Sweep
 
 RETRIES = 3
 """Transactions retried when a concurrent writer got there first (a unique key) or held the lock."""
@@ -89,12 +89,12 @@ def _write(connection: Connection, record: RunRecord, sweep_row: dict[str, Any] 
 
 def _sweep_row(sweep: Sweep) -> dict[str, Any]:
     meta = sweep.read()
-    overrides = " ".join(meta.get("overrides") or [])
+    overrides = " ".join(meta.overrides)
     return {
         "sweep_id": sweep.sweep_id,
-        "created": float(meta.get("created") or 0.0),
-        "config": " ".join(part for part in (meta.get("config") or "", overrides) if part),
-        "node_counts": ",".join(map(str, meta.get("node_counts") or [])),
+        "created": meta.created,
+        "config": " ".join(part for part in (meta.config or "", overrides) if part),
+        "node_counts": ",".join(map(str, meta.node_counts)),
     }
 
 
@@ -132,5 +132,5 @@ def _runs_under(paths: Iterable[Path], done: Ingested) -> Iterator[tuple[RunDir,
 
 def _sweep_runs(sweep: Sweep) -> Iterator[tuple[RunDir, Sweep | None]]:
     for entry in sweep.entries():
-        if entry.get("run_dir"):
-            yield RunDir(Path(entry["run_dir"]).resolve()), sweep
+        if entry.run_dir:
+            yield RunDir(Path(entry.run_dir).resolve()), sweep

@@ -1,10 +1,5 @@
-"""Node-count sweeps: one ordinary run per node count, all under one sweep directory.
-
-    <output_dir>/sweep-<YYYYmmdd-HHMMSS>-<6 hex>/
-      sweep.json       the node counts and, for each, its run directory, Slurm job id, or why it failed
-      <run dirs>       one ordinary run per node count (every other command works on each)
-      scale.txt        the scaling report, as printed by `collbench scale report`
-      scale.json       the same figures for programs: each node count's outcome, busbw and efficiency
+"""Node-count sweeps read: one ordinary run per node count, all under one sweep directory
+(jobs/rundir/sweep.py: its layout, and sweep.json made and kept up to date), found by id and reported on.
 
 Slurm job arrays share one resource request, so jobs of different node counts cannot be one array:
 each node count is its own job, submitted at once.
@@ -13,8 +8,6 @@ each node count is its own job, submitted at once.
 from __future__ import annotations
 
 import re
-import secrets
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -24,9 +17,9 @@ from typing import Any, Literal
 from collectives.results import SummaryRow, headline_rows
 from collectives.table import busbw_decimals
 from jobs.config.schema import ConfigError
-from jobs.rundir.layout import RunDir, read_json, write_json_atomic
+from jobs.rundir.layout import RunDir
+from jobs.rundir.sweep import SWEEP_FILE, Sweep
 
-SWEEP_FILE = "sweep.json"
 SIZE_BANDS: tuple[tuple[str, int], ...] = (
     ("<= 64 KiB", 64 << 10),
     ("64 KiB - 16 MiB", 16 << 20),
@@ -79,55 +72,6 @@ def split_nodes(overrides: Sequence[str]) -> tuple[list[int], list[str]]:
     return counts, rest
 
 
-@dataclass(frozen=True, slots=True)
-class Sweep:
-    path: Path
-
-    @property
-    def sweep_id(self) -> str:
-        return self.path.name
-
-    @property
-    def meta_file(self) -> Path:
-        return self.path / SWEEP_FILE
-
-    @property
-    def report_file(self) -> Path:
-        return self.path / "scale.txt"
-
-    @property
-    def report_json(self) -> Path:
-        return self.path / "scale.json"
-
-    def read(self) -> dict[str, Any]:
-        return read_json(self.meta_file)
-
-    def entries(self) -> list[dict[str, Any]]:
-        return list(self.read()["entries"])
-
-    def update_entry(self, nodes: int, **fields: Any) -> None:
-        meta = self.read()
-        for entry in meta["entries"]:
-            if entry["nodes"] == nodes:
-                entry.update(fields)
-        write_json_atomic(self.meta_file, meta)
-
-    @classmethod
-    def create(cls, output_dir: str | Path, counts: list[int], config_ref: str | None, overrides: list[str]) -> Sweep:
-        parent = Path(output_dir).expanduser().resolve()
-        parent.mkdir(parents=True, exist_ok=True)
-        path = parent / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-        path.mkdir()
-        sweep = cls(path)
-        entries = [{"nodes": n, "run_dir": None, "job_id": None, "error": None} for n in counts]
-        write_json_atomic(
-            sweep.meta_file,
-            {"sweep_id": path.name, "created": time.time(), "config": config_ref, "overrides": overrides,
-             "node_counts": counts, "entries": entries},
-        )  # fmt: skip
-        return sweep
-
-
 def find_sweep(ref: str, output_dir: str | Path = "runs") -> Sweep:
     for candidate in (Path(ref).expanduser(), Path(output_dir).expanduser() / ref):
         if (candidate / SWEEP_FILE).is_file():
@@ -144,7 +88,7 @@ def is_sweep(ref: str, output_dir: str | Path = "runs") -> bool:
 
 
 def runs_by_nodes(sweep: Sweep) -> dict[int, RunDir]:
-    return {int(e["nodes"]): RunDir(Path(e["run_dir"])) for e in sweep.entries() if e.get("run_dir")}
+    return {e.nodes: RunDir(Path(e.run_dir)) for e in sweep.entries() if e.run_dir}
 
 
 # ---- the scaling report
@@ -269,9 +213,9 @@ def scale_report(sweep: Sweep, assess: Assess) -> ScaleReport:
     per_nodes: dict[int, Cells] = {}
     outcomes = []
     for entry in sweep.entries():
-        nodes, job_id, run_dir = int(entry["nodes"]), entry.get("job_id"), entry.get("run_dir")
+        nodes, job_id, run_dir = entry.nodes, entry.job_id, entry.run_dir
         if not run_dir:
-            outcomes.append(NodeOutcome(nodes, "not submitted", entry.get("error") or "no job was submitted"))
+            outcomes.append(NodeOutcome(nodes, "not submitted", entry.error or "no job was submitted"))
             continue
         seen = assess(RunDir(Path(run_dir)))
         per_nodes[nodes] = headline_rows(seen.rows)

@@ -11,13 +11,13 @@ from jobs.config.schema import ConfigError
 from jobs.inspect.scale import (
     MAX_NODE_COUNTS,
     RunAssessment,
-    Sweep,
     band_means,
     parse_node_counts,
     scale_report,
     split_nodes,
 )
 from jobs.rundir.layout import RunDir
+from jobs.rundir.sweep import Sweep
 from tests.conftest import collbench
 from tests.jobs.rows import summary_row
 
@@ -62,7 +62,7 @@ def test_nodes_given_twice_is_refused_not_the_last_taken() -> None:
 def make_sweep(tmp_path: Path, entries: list[dict[str, object]]) -> Sweep:
     sweep = Sweep.create(tmp_path, [int(str(e["nodes"])) for e in entries], None, [])
     for entry in entries:
-        sweep.update_entry(int(str(entry["nodes"])), **{k: v for k, v in entry.items() if k != "nodes"})
+        sweep.update_entry(int(str(entry["nodes"])), **{k: str(v) for k, v in entry.items() if k != "nodes"})
     return sweep
 
 

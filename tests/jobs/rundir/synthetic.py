@@ -10,12 +10,12 @@ from pathlib import Path
 from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
-from jobs.inspect.scale import Sweep
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.rounds import group_label
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus
+from jobs.rundir.sweep import Sweep
 from jobs.rundir.writing import write_json_atomic
 
 SIZES = (1024, 4096)

@@ -31,6 +31,7 @@ from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, 
 from jobs.rundir.records.run import RUN, Launcher, RunMeta, Task
 from jobs.rundir.records.slurm import SLURM_FACTS, JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
+from jobs.rundir.records.sweep import SWEEP, SweepEntry, SweepMeta
 from jobs.rundir.writing import create_exclusive
 
 ROW = SummaryRow(
@@ -104,6 +105,17 @@ EXAMPLES: list[tuple[Format[Any], Any]] = [
             taken_at=1.0,
             rdma={"mlx5_0": {"1": RdmaPort(state="ACTIVE", rate_gbps=400.0, counters={"symbol_error": 3})}},
             net={"eth0": NetInterface(operstate="up", speed_mbps=25000, mtu=1500)},
+        ),
+    ),
+    (
+        SWEEP,
+        SweepMeta(
+            sweep_id="sweep-20250101-000000-abcdef",
+            created=1.0,
+            config="slurm",
+            overrides=["bench.iters=5"],
+            node_counts=[1, 2],
+            entries=[SweepEntry(nodes=1, run_dir="/r/1", job_id="12"), SweepEntry(nodes=2, error="refused")],
         ),
     ),
     (ISOLATE_PLAN, IsolatePlan(mode="pairs", hosts=["n1", "n2"], ranks=[[0], [1]], started=3.0)),
@@ -189,6 +201,17 @@ FORMAT_1: dict[str, dict[str, Any]] = {
             }
         },
         "net": {"eth0": {"operstate": "up", "speed_mbps": None, "mtu": 1500}},
+    },
+    "sweep.json": {
+        "sweep_id": "sweep-20250101-000000-abcdef",
+        "created": 1.0,
+        "config": None,
+        "overrides": [],
+        "node_counts": [1, 2],
+        "entries": [
+            {"nodes": 1, "run_dir": "/r/1", "job_id": "12", "error": None},
+            {"nodes": 2, "run_dir": None, "job_id": None, "error": "sbatch: error: refused"},
+        ],
     },
     "isolate/plan.json": {"mode": "pairs", "hosts": ["n1", "n2"], "ranks": [[0], [1]], "started": 1.0},
     "isolate/rounds.jsonl line": {"round": 1, "groups": [{"nodes": ["n1", "n2"], "busbw": 1.0}], "seconds": 0.5},
