@@ -139,24 +139,50 @@ def test_the_watcher_polls_every_run_in_one_squeue_and_leaves_nodes_alone(
     assert watcher.interval == BACKOFF.first_s
 
 
+KILL_WAIT_S = 5.0
+"""tests/cluster/up.sh's KillWait: how long a task that ignores SIGTERM keeps a cancelled job COMPLETING."""
+
+
+def wait_for_file(cluster: SlurmCluster, job: str, marker: Path, within_s: float) -> None:
+    """Until the job's task has written `marker`; fails with the job's state when it never does."""
+    deadline = time.monotonic() + within_s
+    while not marker.exists():
+        state = query_jobs([job])[job].state
+        if state_info(state).final or time.monotonic() > deadline:
+            cancel(cluster, [job])
+            pytest.fail(f"job {job} never wrote {marker.name} within {within_s:g} s (it is {state})")
+        time.sleep(0.1)
+
+
 @pytest.mark.slurm
 def test_a_job_slurm_is_still_killing_carries_the_end_accounting_recorded(
-    slurm_cluster: SlurmCluster, slurm_calls: Path
+    slurm_cluster: SlurmCluster, slurm_calls: Path, tmp_path: Path
 ) -> None:
     # a task that ignores SIGTERM keeps a cancelled job COMPLETING until KillWait's SIGKILL (5 s here):
-    # accounting says CANCELLED meanwhile, and so must the job's state, though it is not final yet
-    argv = ["/usr/bin/sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "--wrap", "trap '' TERM; sleep 120"]
+    # accounting says CANCELLED meanwhile, and so must the job's state, though it is not final yet.
+    # squeue says RUNNING as soon as the job is allocated, before its TaskProlog and script run: a cancel
+    # then ends it at once (SIGTERM kills the prolog, no trap exists yet). So the cancel waits for the
+    # marker the script writes after it set the trap, and the job is sure to outlive SIGTERM by KillWait.
+    ready = tmp_path / "sigterm-ignored"
+    script = f"trap '' TERM; touch {ready}; sleep 120"
+    argv = ["/usr/bin/sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "--wrap", script]
     job = subprocess.run(argv, capture_output=True, text=True, env=slurm_cluster.env(), check=True).stdout.strip()
-    deadline = time.monotonic() + 60
-    while query_jobs([job])[job].state != "RUNNING" and time.monotonic() < deadline:
-        time.sleep(0.3)
+    wait_for_file(slurm_cluster, job, ready, within_s=120)
     cancel(slurm_cluster, [job])
-    seen = []
-    while time.monotonic() < deadline and not state_info(state := query_jobs([job])[job].state).final:
-        seen.append(state)
+    cancelled_at = time.monotonic()
+    seen, state = [], ""
+    # polls until the job is final (KillWait after the cancel), bounded well past that
+    while time.monotonic() < cancelled_at + KILL_WAIT_S + 60:
+        state = query_jobs([job])[job].state
+        if state_info(state).final:
+            break
+        seen.append((round(time.monotonic() - cancelled_at, 2), state))
         time.sleep(0.2)
-    assert "COMPLETING (CANCELLED by 0)" in seen, seen
-    assert ended_as(state) == "CANCELLED", state
+    lasted = time.monotonic() - cancelled_at
+    # slurmd counts KillWait in whole seconds: the SIGKILL comes 4 to 5 s after the SIGTERM
+    assert lasted > KILL_WAIT_S / 2, f"premise: the task outlives SIGTERM until KillWait, not {lasted:.1f} s: {seen}"
+    assert "COMPLETING (CANCELLED by 0)" in [said for _, said in seen], f"(s after the cancel, state): {seen}"
+    assert state_info(state).final and ended_as(state) == "CANCELLED", state
     assert not state_info("COMPLETING (CANCELLED by 0)").final
     asked = [call for call in slurm_calls.read_text().splitlines() if call.startswith("sacct")]
     assert asked and all(f"-j {job} " in call for call in asked), "accounting is asked only of the completing job"
