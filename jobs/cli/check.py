@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
 from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
@@ -43,7 +44,10 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     check.add_argument("words", nargs="*", metavar="KEY=VALUE")
     check.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a config (name or path)")
-    check.add_argument("--out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR")
+    check.add_argument(
+        "--output", "--out", dest="out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR"
+    )
+    add_output_dir_override(check)
     check.add_argument("--drain", action="store_true", help="print the scontrol drain lines (never run)")
     check.add_argument("--dry-run", action="store_true", help="print the srun command and the plan; run nothing")
     check.add_argument(
@@ -63,8 +67,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.node:
         from jobs.cli.check_node import check_node
 
-        return check_node(args.config, args.words, args.dry_run)
-    cfg, source = check_config(args.config, args.words)
+        return check_node(args.config, with_output_dir(args.words, args.output_dir_override), args.dry_run)
+    cfg, source = check_config(args.config, with_output_dir(args.words, args.output_dir_override))
     launcher = launcher_for(cfg)
     if args.dry_run:
         print(launcher.request(cfg).text, end="")

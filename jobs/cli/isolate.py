@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from jobs.cli.options import with_output_dir
 from jobs.cli.outcome import assess_isolate_run, print_isolate, wait_and_render
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
@@ -34,7 +35,13 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     isolate.add_argument("words", nargs="*", metavar="KEY=VALUE | wait|report JOB_OR_RUN")
     isolate.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
     isolate.add_argument("--dry-run", action="store_true", help="print the sbatch script and the plan; submit nothing")
-    isolate.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
+    isolate.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        default=None,
+        help="where runs live: wait/report look ids up there (default: runs); a new run is created there "
+        "(the config's output_dir)",
+    )
     isolate.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
     isolate.add_argument(
         "--progress-every",
@@ -52,7 +59,7 @@ def cmd_isolate(args: argparse.Namespace) -> int:
     if args.words and args.words[0] in ACTIONS:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
-        run = find_run(args.words[1], args.output_dir)
+        run = find_run(args.words[1], args.output_dir or "runs")
         if run.read_meta().task != "isolate":
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
         return _wait(run, args) if args.words[0] == "wait" else _report(run, args)
@@ -63,7 +70,7 @@ def _submit(args: argparse.Namespace) -> int:
     loose = [word for word in args.words if "=" not in word]
     if loose:
         raise ConfigError(f"isolate: {loose[0]!r} is not KEY=VALUE nor one of {', '.join(ACTIONS)}")
-    cfg = load_config(args.config, [*args.words, "task=isolate"])
+    cfg = load_config(args.config, with_output_dir([*args.words, "task=isolate"], args.output_dir))
     launcher = detached_launcher(cfg)
     if args.dry_run:
         print(launcher.request(cfg).text, end="")

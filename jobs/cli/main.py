@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectives.results import ResultFormatError
+from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
     add_output_args,
     assess_run,
@@ -31,13 +32,19 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args, extra = parser.parse_known_args(argv)
     # overrides may sit on either side of options: `run ranks=4 --format json bench.iters=5`
     loose = "overrides" if hasattr(args, "overrides") else "words" if hasattr(args, "words") else None
     if extra and loose and all("=" in token and not token.startswith("-") for token in extra):
         setattr(args, loose, getattr(args, loose) + extra)
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        command, name = command_parser(parser, argv)
+        command.print_usage(sys.stderr)
+        print(unknown_option_error(command, name, extra), file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "output_dir_override", None) and hasattr(args, "overrides"):
+        args.overrides = with_output_dir(args.overrides, args.output_dir_override)
     try:
         return int(args.handler(args))
     except (ConfigError, FileNotFoundError, RecordError, ResultFormatError, SubmissionFailed) as error:
@@ -55,12 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="collbench",
         description="Collective-communication benchmarks (nccl-tests style) over torch.distributed, "
         "locally or as Slurm jobs. Exit status: 0 passed, 1 failed or #wrong > 0, 2 bad input, "
-        "3 Slurm unavailable.",
+        "3 Slurm unavailable, 4 (check only) the check could not run or settle.",
     )
+    parser.add_argument("--version", action="version", version=f"collbench {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from jobs.cli.history import add_against_history
 
@@ -129,10 +137,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("collbench")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> None:
     command.add_argument(
         "--config", metavar="NAME_OR_PATH", default=None, help="a name from cluster_configs/ or a YAML path"
     )
+    add_output_dir_override(command)
     command.add_argument("--dry-run", action="store_true", help=dry_run_help)
     command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
 
