@@ -6,15 +6,15 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from jobs.cli.history import add_against_history
-from jobs.config.model import ConfigError, load_config
+from jobs.config.model import ConfigError, derive, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.inspect.report import assess
 from jobs.inspect.scale import RunAssessment, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
 from jobs.launchers.base import Launcher, RunState
 from jobs.launchers.registry import detached_launcher, launcher_of
-from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.sweep import Sweep
 from jobs.rundir.writing import write_json_atomic
@@ -69,25 +69,24 @@ def cmd_scale(args: argparse.Namespace) -> int:
 
 def _start(args: argparse.Namespace) -> int:
     counts, overrides = split_nodes(args.words)
-    configs = {n: load_config(args.config, [*overrides, f"nodes={n}"]) for n in counts}  # all valid, or nothing runs
+    base = load_config(args.config, [*overrides, f"nodes={counts[0]}"])
+    sweep_path = Sweep.new_path(base.output_dir)  # chosen first: every run's config names it, none creates it
+    configs = {n: derive(base, nodes=n, output_dir=str(sweep_path)) for n in counts}  # all valid, or nothing runs
     launchers = {n: detached_launcher(cfg) for n, cfg in configs.items()}
     if args.dry_run:
         for n, cfg in configs.items():
             print(f"# ---- nodes={n}: one job of {cfg.world_size} ranks")
-            print(launchers[n].dry_run(cfg), end="")
+            print(launchers[n].request(cfg).text, end="")
         return 0
-    for n, cfg in configs.items():  # every node count the cluster can run, or nothing is submitted
-        launchers[n].check_can_start(cfg)
-    first = next(iter(configs.values()))
-    check_output_dir(first.output_dir)
-    sweep = Sweep.create(first.output_dir, counts, args.config, overrides)
+    # every check of every node count (output directory, the cluster, the history), or nothing is submitted
+    requests = {n: launchers[n].prepare(cfg) for n, cfg in configs.items()}
+    sweep = Sweep.create_at(sweep_path, counts, args.config, overrides)
     print(f"sweep {sweep.sweep_id}")
     print(f"sweep directory {sweep.path}", flush=True)
     refused: dict[int, SubmissionFailed] = {}
-    for n, cfg in configs.items():
-        cfg.output_dir = str(sweep.path)
+    for n, request in requests.items():
         try:
-            started = launchers[n].start(cfg)
+            started = launchers[n].start(request)
         except SubmissionFailed as error:  # one node count the cluster refuses must not sink the others
             refused[n] = error
             sweep.update_entry(n, error=str(error))
@@ -95,15 +94,15 @@ def _start(args: argparse.Namespace) -> int:
             continue
         sweep.update_entry(n, run_dir=str(started.run.path), job_id=started.job_id)
         print(f"nodes={n}: job {started.job_id} run directory {started.run.path}", flush=True)
-    if len(refused) == len(configs):  # nothing runs: leave no sweep behind
+    if len(requests) == len(refused):  # nothing runs: leave no sweep behind
         shutil.rmtree(sweep.path, ignore_errors=True)
         raise SubmissionFailed(f"no node count was submitted, sweep directory removed: {next(iter(refused.values()))}")
     return 1 if refused else 0
 
 
-def _by_launcher(runs: list[RunDir]) -> dict[str, tuple[Launcher, list[RunDir]]]:
+def _by_launcher(runs: list[RunDir]) -> dict[str, tuple[Launcher[Any], list[RunDir]]]:
     """The runs grouped by the launcher that started them: each launcher is asked once for all of its runs."""
-    groups: dict[str, tuple[Launcher, list[RunDir]]] = {}
+    groups: dict[str, tuple[Launcher[Any], list[RunDir]]] = {}
     for run in runs:
         name = str(run.read_meta().launcher)
         groups.setdefault(name, (launcher_of(run), []))[1].append(run)
