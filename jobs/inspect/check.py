@@ -1,11 +1,10 @@
 """collbench check's verdict from its run directory: the rounds replayed from the results (an isolate run
-in mode check), the nodes whose ranks stopped, and the vetted, cordoned and unchecked hostlists as text and
-as the files a batch script reads."""
+in mode check), the nodes whose ranks stopped, and the vetted, cordoned and unchecked hostlists as text
+(jobs.ending.check writes them as the files a batch script reads)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from jobs.inspect.isolate import assess_isolate
 from jobs.inspect.postmortem import RankEnd
@@ -13,10 +12,6 @@ from jobs.inspect.report import RunOutcome
 from jobs.isolate.check import CheckVerdict, check_verdict
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import collect_hostlist
-
-FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
-"""What `write_files` leaves in a directory: three hostlists (one line each, empty when none) and one
-`HOST REASON` line per cordoned node."""
 
 SILENT_KINDS = ("stopped", "killed", "running")
 """How a hung rank ends once srun tears its step down (or the check cancels it)."""
@@ -97,21 +92,3 @@ def drain_lines(check: CheckOutcome) -> list[str]:
         f'{node.reason.replace(chr(34), chr(39))}"'
         for node in check.verdict.cordoned
     ]
-
-
-def write_files(check: CheckOutcome, folder: Path) -> list[Path]:
-    """vetted, cordoned, cordoned-reasons and unchecked in `folder` (made if missing)."""
-    verdict = check.verdict
-    folder.mkdir(parents=True, exist_ok=True)
-    texts = {
-        "vetted": hostlist(verdict.vetted),
-        "cordoned": hostlist([node.host for node in verdict.cordoned]),
-        "cordoned-reasons": "\n".join(f"{node.host} {node.reason}" for node in verdict.cordoned),
-        "unchecked": hostlist(verdict.unchecked),
-    }
-    written = []
-    for name in FILES:
-        path = folder / name
-        path.write_text(texts[name] + "\n" if texts[name] else "", encoding="utf-8")
-        written.append(path)
-    return written

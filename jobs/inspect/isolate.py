@@ -3,8 +3,6 @@ nodes and links, the nodes that stopped answering, and the matrix as text, CSV, 
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,18 +10,17 @@ from typing import Any
 
 import msgspec
 
-from jobs.inspect.report import READ_ONLY, RunOutcome
+from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check import WHOLE_ROUND
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds, group_figures, replay
 from jobs.isolate.verdict import Measured, Verdict, bisect_verdict, drain_command, exclude_override, judge
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
+from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.isolate import (
     ISOLATE_PLAN,
     ISOLATE_ROUND,
-    ISOLATE_VERDICT,
     IsolateVerdict,
     LinkVerdict,
     NodeVerdict,
@@ -299,27 +296,6 @@ def to_plain(iso: IsolateOutcome) -> dict[str, Any]:
     """The verdict as `isolate report --format json` prints it: isolate.json's content."""
     plain: dict[str, Any] = msgspec.to_builtins(verdict_record(iso))
     return plain
-
-
-def record_isolate(run: RunDir, iso: IsolateOutcome, job_over: bool = False) -> bool:
-    """Write isolate.json and isolate-matrix.csv once: only when the run has ended (or `job_over`, as for
-    record_summary) and isolate.json does not exist yet (created exclusively: of racing writers one
-    wins). True when this call wrote them; a run directory that cannot be written is left as it is
-    (False). Called, like record_summary, by the first `wait` or `isolate wait` that sees the run end;
-    every other read only assesses."""
-    if not (iso.ended or job_over) or run.isolate_verdict.exists():
-        return False
-    text = io.StringIO()
-    csv.writer(text).writerows(matrix_rows(iso))
-    try:
-        if not create_exclusive(run.isolate_verdict, ISOLATE_VERDICT.encode(verdict_record(iso)) + b"\n"):
-            return False
-        write_atomic(run.isolate_matrix, text.getvalue().encode())
-    except OSError as error:
-        if error.errno in READ_ONLY:
-            return False
-        raise
-    return True
 
 
 def plot_matrix(iso: IsolateOutcome, path: Path) -> None:

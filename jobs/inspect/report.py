@@ -1,14 +1,12 @@
 """Tables and verdicts from a run directory alone: what `run`, `wait` and `report` print.
 
 Assessing a run reads it and writes nothing (a baseline on a read-only mount, a run another user owns);
-rendering prints from memory. The run's table.txt and summary.json are written once, by record_summary,
-when the run has ended: by rank 0 at the end of the job, or by the first `wait` that sees it end.
+rendering prints from memory. The run's table.txt and summary.json are written once, when the run has
+ended, by jobs.ending (rank 0 at the end of the job, or the first `wait` that sees it end).
 """
 
 from __future__ import annotations
 
-import errno
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,12 +14,11 @@ from collectives.results import DamagedLine, SummaryRow, iter_rank_results, plac
 from collectives.table import RankPlace, SweepHeader, render_op_table
 from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis, RunScope
-from jobs.inspect.exports import nccl_tests_json
 from jobs.inspect.fabric import FabricReport, fabric_report, imported_fabric, line_rate
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.setup_time import setup_time
 from jobs.rundir.layout import RunDir, rank_files, rank_of
-from jobs.rundir.records.codec import RecordError, create_exclusive, write_atomic
+from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankStatus
 from jobs.rundir.records.run import Launcher
@@ -251,54 +248,6 @@ def summary_of(run: RunDir, outcome: RunOutcome) -> Summary:
         fabric=outcome.fabric.to_json() if outcome.fabric else None,
         rows=outcome.rows,
     )
-
-
-READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
-
-
-def record_summary(run: RunDir, outcome: RunOutcome, job_over: bool = False) -> bool:
-    """Write the run's summary.json, nccl-tests/<op>.json and table.txt, once: only when the run has ended
-    (every rank recorded its end or is known dead; or `job_over`: the caller saw the job end, e.g. Slurm
-    says it is final, even with ranks that never started) and summary.json does not exist yet. True when
-    this call wrote them.
-
-    Called by rank 0 at the end of the job (jobs.runtime.rank_job) and by the first `wait` (or `run`)
-    that sees the run end, with the outcome it has just assessed and printed; every other reader only
-    assesses. summary.json is created exclusively (whole, in one link), so of racing writers exactly one
-    wins; the winner then writes nccl-tests/ (docs/exports.md) and table.txt, last. A loser returns only
-    once the winner's table.txt is there (FINAL_FILES_WAIT_S at most), so whoever returns from here
-    leaves the final files whole. A run directory that cannot be written (a read-only mount, another
-    user's) is left as it is: False."""
-    if not (outcome.ended or job_over):
-        return False
-    if run.summary_file.exists():
-        await_final_files(run)
-        return False
-    try:
-        if not create_exclusive(run.summary_file, SUMMARY.encode(summary_of(run, outcome)) + b"\n"):
-            await_final_files(run)
-            return False
-        nccl_tests_json.write_files(run, outcome)
-        write_atomic(run.table_file, ("\n".join(render_tables(outcome)) + "\n").encode())
-        return True
-    except OSError as error:
-        if error.errno in READ_ONLY:
-            return False
-        raise
-
-
-FINAL_FILES_WAIT_S = 10.0
-"""How long a writer that lost the race waits for the winner's last file."""
-
-
-def await_final_files(run: RunDir, timeout_s: float = FINAL_FILES_WAIT_S) -> bool:
-    """summary.json is there: wait (briefly) for table.txt, which its writer writes last."""
-    deadline = time.monotonic() + timeout_s
-    while not run.table_file.exists():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def read_summary(run: RunDir) -> Summary | None:

@@ -23,18 +23,20 @@ from collectives.results import RankResult
 from collectives.settings import BenchSettings
 from jobs.config.model import Config, ConfigError, config_from_plain, to_yaml
 from jobs.config.schema import to_plain
+from jobs.ending.summary import record_summary
 from jobs.imports.model import DTYPE_OF, Row, Table
 from jobs.imports.read import Job
 from jobs.inspect.exports.nccl_tests_json import nccl_version_of_code
-from jobs.inspect.report import assess, record_summary
+from jobs.inspect.report import assess
 from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.live import Live
 from jobs.launchers.local import ended_state
 from jobs.launchers.runs import check_output_dir
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
 from jobs.rundir.records.run import Launcher as LauncherWord
 from jobs.rundir.records.run import Task
+from jobs.rundir.writing import write_json_atomic
 from slurm.hostlist import collect_hostlist
 
 NAME = "imported"

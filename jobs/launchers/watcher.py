@@ -22,8 +22,8 @@ from jobs.inspect.postmortem import Postmortem, examine, rank_spans
 from jobs.inspect.progress import RankProgress, read_progress
 from jobs.inspect.report import read_statuses
 from jobs.launchers.base import RunState, WaitResult
-from jobs.launchers.facts import load_facts, save_facts, write_final_files
 from jobs.launchers.live import Live, Snapshot
+from jobs.launchers.run_end import end_run
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import RankStatus
@@ -92,7 +92,7 @@ class Watched:
         self.job_id = meta.job_id
         self.world = meta.world_size
         self.may_requeue = _may_requeue(run)
-        self.facts = load_facts(run)
+        self.facts = JobFacts.read(run)
         self.saw_end_on_file = self.facts.final
         """An earlier wait saw the end and wrote what it found: nothing is written again."""
         self.state = RunState(self.job_id, "")
@@ -206,7 +206,7 @@ class Watcher:
             self.check_nodes(stale)
         for w in active:
             if not w.saw_end_on_file:
-                save_facts(w.run, w.facts)  # while it runs: what Slurm says of it, for status and report
+                w.facts.save(w.run)  # while it runs: what Slurm says of it, for status and report
 
     def check_nodes(self, runs: list[Watched]) -> None:
         """One sinfo for the nodes of every run given; a node newly unhealthy is said at once."""
@@ -237,8 +237,8 @@ class Watcher:
         w.result = WaitResult(state=w.state, ranks_ended=ranks_ended)
         over = w.state.info.final or ranks_ended
         if over and w.state.info.phase != "never_starts" and not w.saw_end_on_file:
-            save_facts(w.run, w.facts)
-            write_final_files(w.run, job_over=w.state.info.final)
+            w.facts.save(w.run)
+            end_run(w.run, job_over=w.state.info.final)
 
 
 def _settle_state(w: Watched) -> None:

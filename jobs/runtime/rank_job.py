@@ -18,10 +18,12 @@ from loguru import logger
 from collectives.results import placement_name
 from jobs.config.model import NCCL_INFO_SUBSYSTEMS, Config, config_from_plain
 from jobs.config.secrets import FROM_ENVIRONMENT
+from jobs.ending.summary import record_summary
 from jobs.fabric import ports
-from jobs.inspect.report import assess, read_statuses, record_summary
-from jobs.rundir.layout import RunDir, write_json_atomic
+from jobs.inspect.report import assess, read_statuses
+from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, Phase, RankState, RankStatus, SetupFailure, SetupSpan, SignalNotice
+from jobs.rundir.writing import write_json_atomic
 from jobs.runtime.environment import capture_environment
 from jobs.runtime.heartbeat import Heartbeat, StackDumps
 from jobs.runtime.placement import LocalRendezvous, Placement, detect_placement

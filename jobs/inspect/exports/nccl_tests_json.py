@@ -7,7 +7,7 @@ Field for field as util.cu writes them, in its order, with its types: `jsonBool`
 collbench cannot say is written as nccl-tests writes a placement it did not run: `null`
 (`writeBenchMarkLineNullBody`). The mapping, field by field, is in docs/exports.md.
 
-Reads the run directory only; `record_summary` writes the files, once, beside summary.json.
+Reads the run directory only; jobs.ending writes the files, once, beside summary.json.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import json
 import math
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collectives.dtypes import DTYPES
@@ -321,18 +320,3 @@ def documents(run: RunDir, outcome: RunOutcome) -> dict[str, dict[str, Any]]:
 def render(document: dict[str, Any]) -> str:
     """One document on one line (what `report --format nccl-tests-json` prints per op)."""
     return json.dumps(document, separators=(",", ":"))
-
-
-def write_files(run: RunDir, outcome: RunOutcome) -> list[Path]:
-    """nccl-tests/<op>.json for every op of a sweep run (none for collbench isolate), each replaced whole."""
-    from jobs.rundir.records.codec import write_atomic
-
-    if outcome.config.task == "isolate":
-        return []
-    written = []
-    for op, document in documents(run, outcome).items():
-        path = run.nccl_tests_file(op)
-        path.parent.mkdir(exist_ok=True)
-        write_atomic(path, (json.dumps(document, indent=1) + "\n").encode())
-        written.append(path)
-    return written

@@ -1,6 +1,6 @@
 """The config's `exports` section at the end of every run: the run's Prometheus metrics written to a
 node_exporter textfile and/or pushed to a Pushgateway, by whoever writes the run's final files
-(jobs.launchers.facts.write_final_files), right after the run goes into the history, as
+(jobs.ending.finish.finish_run), right after the run goes into the history, as
 `collbench export prometheus` does by hand. An export that fails costs one line naming the command that
 catches up; the run, its files and its exit status are left as they are."""
 

@@ -1,5 +1,6 @@
-"""Assessing a run writes nothing; table.txt and summary.json are written once, when the run has ended,
-by whichever caller gets there first, and never over."""
+"""table.txt, summary.json and nccl-tests/ (jobs.ending.summary), and an isolate run's verdict files
+(jobs.ending.isolate), are written once, when the run has ended, by whichever caller gets there first, and
+never over; assessing a run (jobs.inspect) writes nothing."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from jobs.inspect.isolate import assess_isolate, record_isolate
-from jobs.inspect.report import Thresholds, assess, read_summary, record_summary
+from jobs.ending.isolate import record_isolate
+from jobs.ending.summary import record_summary
+from jobs.inspect.isolate import assess_isolate
+from jobs.inspect.report import Thresholds, assess, read_summary
 from jobs.rundir.records.rank import STATUS, RankState
 from tests.jobs.rundir.files import fingerprint
 from tests.jobs.rundir.synthetic import isolate_run, sweep_run

@@ -1,0 +1,30 @@
+"""collbench check's verdict (jobs.inspect.check) as the files a batch script reads: in the run's check/
+at the run's end, and in the user's `--out DIR` by the command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.inspect.check import CheckOutcome, hostlist
+
+FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
+"""What `write_check_files` leaves in a directory: three hostlists (one line each, empty when none) and one
+`HOST REASON` line per cordoned node."""
+
+
+def write_check_files(check: CheckOutcome, folder: Path) -> list[Path]:
+    """vetted, cordoned, cordoned-reasons and unchecked in `folder` (made if missing)."""
+    verdict = check.verdict
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {
+        "vetted": hostlist(verdict.vetted),
+        "cordoned": hostlist([node.host for node in verdict.cordoned]),
+        "cordoned-reasons": "\n".join(f"{node.host} {node.reason}" for node in verdict.cordoned),
+        "unchecked": hostlist(verdict.unchecked),
+    }
+    written = []
+    for name in FILES:
+        path = folder / name
+        path.write_text(texts[name] + "\n" if texts[name] else "", encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,37 @@
+"""All of a run's final files, by whoever first sees the run end: summary.json, nccl-tests/ and table.txt;
+for an isolate run its verdict files; for a check run (isolate in mode check) its check/ files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from jobs.ending.summary import await_final_files, record_summary
+from jobs.inspect.report import RunOutcome
+from jobs.rundir.layout import RunDir
+from jobs.rundir.records.run import Task
+
+
+def write_final_files(run: RunDir, outcome_of: Callable[[], RunOutcome], job_over: bool = False) -> None:
+    """Write what is not on file yet (record_summary writes only while summary.json does not exist);
+    `job_over`: the launcher says the job has ended, so ranks that never started count as ended too.
+    When rank 0 (or an earlier wait) has recorded them already, the run is not read (`outcome_of` is not
+    called): at thousands of ranks that read takes seconds."""
+    isolate = run.read_meta().task == Task.ISOLATE
+    if run.summary_file.exists() and not (isolate and not run.isolate_verdict.exists()):
+        await_final_files(run)  # rank 0 may be writing them this moment: return once they are whole
+        return
+    record_summary(run, outcome_of(), job_over=job_over)
+    if isolate:
+        _record_verdicts(run, outcome_of(), job_over)
+
+
+def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool) -> None:
+    """isolate.json and isolate-matrix.csv once; with them, for a check run, its check/ files."""
+    from jobs.ending.check import write_check_files  # the verdicts' modules only where an isolate run ends
+    from jobs.ending.isolate import record_isolate
+    from jobs.inspect.check import assess_check
+    from jobs.inspect.isolate import assess_isolate
+
+    wrote = record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+    if wrote and outcome.config.isolate.mode == "check":
+        write_check_files(assess_check(run, outcome), run.check_dir)
