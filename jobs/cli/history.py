@@ -19,7 +19,7 @@ from jobs.config.model import ConfigError, load_config
 if TYPE_CHECKING:
     from jobs.history.database import History
     from jobs.history.held import HeldRun
-    from jobs.history.queries import Baseline, Filters
+    from jobs.history.queries import Baseline, Filters, TrendPoint
     from jobs.inspect.compare import Tolerance
     from jobs.inspect.report import RunOutcome
     from jobs.rundir.layout import RunDir
@@ -67,7 +67,8 @@ def add_command(commands: Any) -> None:
 def _view(views: Any, name: str, text: str, fmt: str = "table") -> argparse.ArgumentParser:
     view: argparse.ArgumentParser = views.add_parser(name, help=text)
     view.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="the config whose history.url to use")
-    view.add_argument("--db", metavar="URL", default=None, help="the history's URL (default: the config's history.url)")
+    view.add_argument("--db", dest="history_url", metavar="URL", default=None,
+                      help="the history's URL (default: the config's history.url)")  # fmt: skip
     formats = ("json", "csv") if fmt == "json" else ("table", "json", "csv")
     view.add_argument("--format", choices=formats, default=fmt)
     return view
@@ -101,11 +102,18 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _history_url(args: argparse.Namespace) -> str:
+    """--db, else the history.url of --config (loaded only then)."""
+    from jobs.history.database import resolve_history_url
+
+    return resolve_history_url(args.history_url, lambda: load_config(args.config, []))
+
+
 def _open(args: argparse.Namespace) -> History:
+    """The history the view reads: `with _open(args) as history:` closes it."""
     from jobs.history.database import open_history
 
-    url = args.db if args.db is not None else load_config(args.config, []).history.url
-    return open_history(url)
+    return open_history(_history_url(args))
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -120,8 +128,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     missing = [str(d) for d in args.dirs if not d.exists()]
     if missing:
         raise ConfigError(f"history ingest: no such directory: {', '.join(missing)}")
-    history = _open(args)
-    done = ingest(history, args.dirs)
+    with _open(args) as history:
+        done = ingest(history, args.dirs)
     for line in done.skipped:
         print(f"collbench: history: skipped {line}", file=sys.stderr)
     print(f"{history.where}: {done.line()}")
@@ -131,21 +139,24 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from jobs.history.queries import list_runs
 
-    rows = list_runs(_open(args), _filters(args), args.limit)
-    _print(rows, args.format, "runs")
+    with _open(args) as history:
+        runs = list_runs(history, _filters(args), args.limit)
+    _print([run.to_plain() for run in runs], args.format, "runs")
     return 0
 
 
 def _cmd_trend(args: argparse.Namespace) -> int:
     from jobs.history.queries import baseline, trend
 
-    points = trend(_open(args), args.op, args.size, _filters(args), args.figure)
-    base = baseline(points, args.figure)
+    with _open(args) as history:
+        points = trend(history, args.op, args.size, _filters(args), args.figure)
+    base = baseline(points)
+    rows = [point.to_plain() for point in points]
     if args.format == "json":
         plain = {"median": base.median, "mad": base.mad, "runs": base.runs} if base else None
-        print(json.dumps({"format": "collbench-history", "view": "trend", "baseline": plain, "rows": points}, indent=1))
+        print(json.dumps({"format": "collbench-history", "view": "trend", "baseline": plain, "rows": rows}, indent=1))
     else:
-        _print(points, args.format, "trend")
+        _print(rows, args.format, "trend")
     if args.format == "table":
         print(_baseline_line(base, args.figure))
     if args.plot:
@@ -163,15 +174,15 @@ def _baseline_line(base: Baseline | None, figure: str) -> str:
     )
 
 
-def _plot(points: list[Row], base: Baseline | None, args: argparse.Namespace, path: Path) -> None:
+def _plot(points: list[TrendPoint], base: Baseline | None, args: argparse.Namespace, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(9, 4))
-    axes.plot([time.strftime("%m-%d %H:%M", time.localtime(p["started"])) for p in points],
-              [p[args.figure] for p in points], marker="o")  # fmt: skip
+    axes.plot([time.strftime("%m-%d %H:%M", time.localtime(p.started)) for p in points],
+              [p.value for p in points], marker="o")  # fmt: skip
     if base is not None:
         axes.axhspan(base.median - 3 * base.mad, base.median + 3 * base.mad, alpha=0.2, label="median ± 3 MAD")
         axes.axhline(base.median, linestyle="--")
@@ -186,9 +197,10 @@ def _plot(points: list[Row], base: Baseline | None, args: argparse.Namespace, pa
 def _cmd_node(args: argparse.Namespace) -> int:
     from jobs.history.queries import node_record
 
-    rows = node_record(_open(args), args.host)
-    _print(rows, args.format, "node")
-    if args.format == "table" and not rows:
+    with _open(args) as history:
+        events = node_record(history, args.host)
+    _print([event.to_plain() for event in events], args.format, "node")
+    if args.format == "table" and not events:
         print(f"# no verdict in the history names {args.host}")
     return 0
 
@@ -199,8 +211,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from jobs.inspect.compare import Tolerance
 
     tolerance = Tolerance.parse(args.tolerance, [])
-    url = args.db if args.db is not None else load_config(args.config, []).history.url
-    held = hold_recorded(url, args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)")
+    held = hold_recorded(
+        _history_url(args), args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)"
+    )
     if args.format == "json":
         print(json.dumps({"format": "collbench-history", "view": "show", **held.to_plain()}, indent=1))
     elif args.format == "csv":
@@ -226,8 +239,8 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         raise ConfigError("history prune: say which runs go: --before DATE_OR_AGE, --keep-last N, or both")
     if args.keep_last is not None and args.keep_last < 0:
         raise ConfigError(f"history prune: --keep-last {args.keep_last}: allowed: 0 or more")
-    history = _open(args)
-    done = prune(history, _filters(args), args.before, args.keep_last, args.dry_run)
+    with _open(args) as history:
+        done = prune(history, _filters(args), args.before, args.keep_last, args.dry_run)
     if args.format == "json":
         plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
         print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
@@ -243,7 +256,8 @@ def _cmd_prune(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from jobs.history.export import export_runs, to_csv, to_json
 
-    runs = export_runs(_open(args), _filters(args))
+    with _open(args) as history:
+        runs = export_runs(history, _filters(args))
     text = to_json(runs) if args.format == "json" else to_csv(runs)
     if args.output is None:
         print(text, end="")
@@ -306,17 +320,29 @@ def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True
         command.add_argument(
             "--tolerance", default="5%", help="--against-history: a drop always allowed, with 3 MAD (default 5%%)"
         )
-    command.add_argument("--db", metavar="URL", default=None, help="--against-history: the history's URL "
-                         "(default: the run's history.url)")  # fmt: skip
+    command.add_argument("--db", dest="history_url", action=_HistoryUrl, metavar="URL", default=None,
+                         help="--against-history: the history's URL (default: the run's history.url)")  # fmt: skip
+    command.set_defaults(db=None)
 
 
-def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, db: str | None, fmt: str) -> int:
+class _HistoryUrl(argparse.Action):
+    """--db URL into args.history_url, and for now into args.db too: the name jobs/cli/main.py
+    (_against_history) and jobs/cli/sweeps.py (compare --against-history) still read. Once they read
+    args.history_url, this becomes a plain dest="history_url"."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        setattr(namespace, self.dest, values)
+        namespace.db = values
+
+
+def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> int:
     """Hold the run's rows against its history and say so: the table (table format) on stdout, each
     regression, the runs judged against and a history too thin to judge on stderr. 1 on a regression."""
     from jobs.history.against import MADS
     from jobs.history.held import hold_run
 
-    held = hold_run(run, outcome, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", db)
+    held = hold_run(run, outcome, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", history_url)
     if fmt == "table":
         print("\n".join(held_lines(held)), flush=True)
     say_held(held)

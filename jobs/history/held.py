@@ -78,16 +78,7 @@ def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], floa
             raise HistoryError(
                 f"history show: no run {run_id!r} in {history.where}; `collbench history list` lists them"
             )
-        like = Comparable(found["cluster"], found["config"], found["nodes"], found["started"], found["run_id"])
-        rows = [_Row(r["op"], r["requested_size"], r["busbw"], r["group"]) for r in recorded_rows(history, found)]
-        judgement = judge(best_figures(rows), past_figures(history, like), tolerance)
+        like = Comparable(found.cluster, found.config, found.nodes, found.started, found.run_id)
+        judgement = judge(best_figures(recorded_rows(history, found)), past_figures(history, like), tolerance)
     judgement.tolerance = words
     return HeldRun(like.run_id, like, history.where, judgement)
-
-
-@dataclass(frozen=True, slots=True)
-class _Row:
-    op: str
-    requested_size: int
-    busbw: float
-    group: str

@@ -1,10 +1,11 @@
 """What `collbench history` asks: runs by filters, one figure's trend with its baseline, a node's record.
-Every view is a list of plain rows (dicts), rendered by the CLI as a table, JSON or CSV."""
+Every view is a list of typed records (frozen dataclasses); `to_plain()` gives each as the row the CLI
+renders as a table, JSON or CSV (its keys, in order, are the output's columns)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from sqlalchemy import Select, and_, exists, func, or_, select
@@ -14,9 +15,40 @@ from jobs.history.against import BASELINE_RUNS, MIN_BASELINE_RUNS, Key, Past, me
 from jobs.history.database import History
 
 Row = dict[str, Any]
-RUN_COLUMNS = ("run_id", "started", "cluster", "config", "nodes", "world_size", "hostlist", "task", "job_id",
-               "attempt", "outcome", "sweep_id")  # fmt: skip
+"""A record as plain data, for JSON and CSV."""
 FIGURES = ("busbw", "algbw", "time_us")
+
+
+@dataclass(frozen=True, slots=True)
+class ListedRun:
+    """One run of `history list`: its fields, in order, are the listing's columns."""
+
+    run_id: str
+    started: float
+    cluster: str
+    config: str
+    """The config fingerprint (jobs.config.history.config_fingerprint)."""
+    nodes: int
+    world_size: int
+    hostlist: str
+    task: str
+    job_id: str
+    attempt: int
+    outcome: str
+    sweep_id: str | None
+
+    def to_plain(self) -> Row:
+        return asdict(self)
+
+    def __getitem__(self, name: str) -> Any:
+        """The dict-style access of old, for callers outside jobs/history not moved to attributes yet
+        (tests/jobs/launchers/test_final_files.py); new code reads the attributes."""
+        if name not in RUN_COLUMNS:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+RUN_COLUMNS = tuple(f.name for f in fields(ListedRun))
 
 
 CHUNK = 500
@@ -63,14 +95,35 @@ class Filters:
         return query
 
 
-def list_runs(history: History, filters: Filters, limit: int = 50) -> list[Row]:
+def list_runs(history: History, filters: Filters, limit: int = 50) -> list[ListedRun]:
     runs = schema.runs.c
     query = filters.where(select(*(runs[name] for name in RUN_COLUMNS))).order_by(runs.started.desc()).limit(limit)
     with history.engine.connect() as connection:
-        return [dict(row._mapping) for row in connection.execute(query)]
+        return [ListedRun(**row._mapping) for row in connection.execute(query)]
 
 
-def trend(history: History, op: str, size: int, filters: Filters, figure: str = "busbw", limit: int = 200) -> list[Row]:
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One run's point of a trend: its best `figure` (busbw, algbw or time_us) at (op, requested size)."""
+
+    run_id: str
+    started: float
+    nodes: int
+    config: str
+    outcome: str
+    figure: str
+    """Which figure `value` is."""
+    value: float
+
+    def to_plain(self) -> Row:
+        """The trend's row: the run's columns, then the figure under its own name."""
+        return {"run_id": self.run_id, "started": self.started, "nodes": self.nodes, "config": self.config,
+                "outcome": self.outcome, self.figure: self.value}  # fmt: skip
+
+
+def trend(
+    history: History, op: str, size: int, filters: Filters, figure: str = "busbw", limit: int = 200
+) -> list[TrendPoint]:
     """One point per run: the best `figure` over its rows of (op, requested size) (placements, roots),
     oldest first."""
     runs, results = schema.runs.c, schema.results.c
@@ -84,7 +137,10 @@ def trend(history: History, op: str, size: int, filters: Filters, figure: str = 
         .limit(limit)
     )
     with history.engine.connect() as connection:
-        points = [dict(row._mapping) for row in connection.execute(filters.where(query))]
+        points = [
+            TrendPoint(row.run_id, row.started, row.nodes, row.config, row.outcome, figure, row._mapping[figure])
+            for row in connection.execute(filters.where(query))
+        ]
     return points[::-1]
 
 
@@ -96,13 +152,14 @@ class Baseline:
     """The healthy runs it was taken over, oldest first."""
 
 
-def baseline(points: list[Row], figure: str = "busbw", k: int = BASELINE_RUNS) -> Baseline | None:
-    """The median and median absolute deviation of the last k healthy points; None with too little history."""
-    healthy = [p for p in points if p["outcome"] == "passed"][-k:]
+def baseline(points: Sequence[TrendPoint], k: int = BASELINE_RUNS) -> Baseline | None:
+    """The median and median absolute deviation of the last k healthy points (of their figure); None with
+    too little history."""
+    healthy = [p for p in points if p.outcome == "passed"][-k:]
     if len(healthy) < MIN_BASELINE_RUNS:
         return None
-    centre, mad = median_mad([float(p[figure]) for p in healthy])
-    return Baseline(centre, mad, [p["run_id"] for p in healthy])
+    centre, mad = median_mad([float(p.value) for p in healthy])
+    return Baseline(centre, mad, [p.run_id for p in healthy])
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +228,22 @@ def past_figures(history: History, like: Comparable, k: int = BASELINE_RUNS) -> 
     return dict(found)
 
 
-def recorded_run(history: History, run_id: str) -> Row | None:
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    """A recorded run's `runs` row: what `history show` places it by, and every column as stored."""
+
+    key: int
+    """The database's own key of the run (runs.id), which its rows hang off."""
+    run_id: str
+    cluster: str
+    config: str
+    nodes: int
+    started: float
+    columns: Row
+    """Every column of its `runs` row, by name (id included)."""
+
+
+def recorded_run(history: History, run_id: str) -> RecordedRun | None:
     """A run's `runs` row, by its run id or the first digits of one that no other shares; None if none."""
     runs = schema.runs.c
     with history.engine.connect() as connection:
@@ -180,36 +252,68 @@ def recorded_run(history: History, run_id: str) -> Row | None:
             like = select(schema.runs).where(runs.run_id.startswith(run_id, autoescape=True)).limit(2)
             matches = connection.execute(like).mappings().all()
             found = matches[0] if len(matches) == 1 else None
-    return None if found is None else dict(found)
+    if found is None:
+        return None
+    return RecordedRun(
+        found["id"], found["run_id"], found["cluster"], found["config"], found["nodes"], found["started"], dict(found)
+    )
 
 
-def recorded_rows(history: History, run: Row) -> list[Row]:
+@dataclass(frozen=True, slots=True)
+class RecordedResult:
+    """A recorded result row, as much of it as a run's best figures need (against.best_figures)."""
+
+    op: str
+    requested_size: int
+    busbw: float
+    group: str
+
+
+def recorded_rows(history: History, run: RecordedRun) -> list[RecordedResult]:
     """A recorded run's result rows (as they came, every placement and root)."""
     results = schema.results.c
-    query = select(schema.results).where(results.run == run["id"]).order_by(results.op, results.requested_size)
+    query = (
+        select(results.op, results.requested_size, results.busbw, results.group)
+        .where(results.run == run.key)
+        .order_by(results.op, results.requested_size)
+    )
     with history.engine.connect() as connection:
-        return [dict(row) for row in connection.execute(query).mappings()]
+        return [RecordedResult(row.op, row.requested_size, row.busbw, row.group) for row in connection.execute(query)]
 
 
-def node_record(history: History, host: str) -> list[Row]:
+@dataclass(frozen=True, slots=True)
+class NodeEvent:
+    """One verdict that named a host: its run, what kind (isolate node, isolate link, fabric, failure, slow
+    host) and the verdict's words."""
+
+    run_id: str
+    started: float
+    what: str
+    detail: str
+
+    def to_plain(self) -> Row:
+        return asdict(self)
+
+
+def node_record(history: History, host: str) -> list[NodeEvent]:
     """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, ranks blamed for a
     failure, slow at its own work: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
     events += _failures(history, host) + _slow(history, host)
-    return sorted(events, key=lambda e: (e["started"], e["run_id"], e["what"]))
+    return sorted(events, key=lambda e: (e.started, e.run_id, e.what))
 
 
 def _with_run(*columns: Any) -> Select[Any]:
     return select(schema.runs.c.run_id, schema.runs.c.started, *columns)
 
 
-def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[Row]:
+def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[NodeEvent]:
     with history.engine.connect() as connection:
         found = connection.execute(query).mappings().all()
-    return [{"run_id": r["run_id"], "started": r["started"], "what": what, "detail": detail.format(**r)} for r in found]
+    return [NodeEvent(r["run_id"], r["started"], what, detail.format(**r)) for r in found]
 
 
-def _isolate_nodes(history: History, host: str) -> list[Row]:
+def _isolate_nodes(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_nodes.c
     query = _with_run(t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
     query = query.where(t.host == host, t.bad.is_(True))
@@ -219,7 +323,7 @@ def _isolate_nodes(history: History, host: str) -> list[Row]:
     return _rows(history, query, "isolate node", detail)
 
 
-def _isolate_links(history: History, host: str) -> list[Row]:
+def _isolate_links(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_links.c
     query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio).join(schema.isolate_links)
     query = query.where(or_(t.host_a == host, t.host_b == host))
@@ -227,13 +331,13 @@ def _isolate_links(history: History, host: str) -> list[Row]:
     return _rows(history, query, "isolate link", detail)
 
 
-def _fabric(history: History, host: str) -> list[Row]:
+def _fabric(history: History, host: str) -> list[NodeEvent]:
     t = schema.fabric.c
     query = _with_run(t.kind, t.line).join(schema.fabric).where(t.host == host)
     return _rows(history, query, "fabric", "fabric {kind}: {line}")
 
 
-def _failures(history: History, host: str) -> list[Row]:
+def _failures(history: History, host: str) -> list[NodeEvent]:
     """Runs whose verdict blamed ranks of `host`: not those where its ranks were only stopped by srun's
     clean-up, or noticed a peer lost, after another node's failure."""
     t = schema.hosts.c
@@ -241,7 +345,7 @@ def _failures(history: History, host: str) -> list[Row]:
     return _rows(history, query, "failure", "{blamed_ranks} of its {ranks} rank(s) named the cause of the failure")
 
 
-def _slow(history: History, host: str) -> list[Row]:
+def _slow(history: History, host: str) -> list[NodeEvent]:
     """Runs whose report named `host` slow at its own work (never for where its timers came last)."""
     t = schema.hosts.c
     query = _with_run(t.slow).join(schema.hosts).where(t.host == host, t.slow != "")

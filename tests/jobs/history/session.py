@@ -16,21 +16,18 @@ Row = dict[str, Any]
 
 def recorded(run_id: str) -> tuple[Row, dict[str, list[Row]]] | None:
     """The run's `runs` row and its rows by table, or None when the history does not hold it."""
-    history = open_history("")
-    try:
+    with open_history("") as history:
         run = recorded_run(history, run_id)
-        if run is None or run["run_id"] != run_id:
+        if run is None or run.run_id != run_id:
             return None
         with history.engine.connect() as connection:
             children = {
                 table.name: [
-                    dict(r) for r in connection.execute(select(table).where(table.c.run == run["id"])).mappings()
+                    dict(r) for r in connection.execute(select(table).where(table.c.run == run.key)).mappings()
                 ]
                 for table in schema.CHILDREN
             }
-        return run, children
-    finally:
-        history.close()
+        return run.columns, children
 
 
 def _rows(result: Any) -> list[Row]:

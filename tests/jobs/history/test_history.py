@@ -6,12 +6,14 @@ import json
 import statistics
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, select, update
 
+from jobs.config.model import Config, load_config
 from jobs.history import schema
-from jobs.history.database import History, open_history
+from jobs.history.database import History, open_history, resolve_history_url
 from jobs.history.hook import record_ended_run
 from jobs.history.ingest import ingest, record_run
 from jobs.history.queries import Filters, baseline, list_runs, node_record, trend
@@ -46,7 +48,7 @@ def test_ingesting_twice_adds_nothing_and_keeps_sweeps_and_isolate_verdicts(hist
     assert {table: _count(history, table) for table in schema.metadata.tables} == counts
     assert counts["sweeps"] == 1 and counts["results"] >= 2 * len(synthetic.SIZES)
     (link,) = node_record(history, "n2")
-    assert link["what"] == "isolate link" and "n2-n3" in link["detail"]
+    assert link.what == "isolate link" and "n2-n3" in link.detail
 
 
 def _sweep_run_ids(sweep: Path) -> list[str]:
@@ -61,7 +63,7 @@ def test_a_later_attempt_replaces_the_record_of_an_earlier_one(history_url: str,
     _write_attempts(run)  # Slurm requeued the job: attempt 1 is now the top level
     assert record_run(history, run)
     (row,) = list_runs(history, Filters())
-    assert row["attempt"] == 1 and _count(history, "runs") == 1 and _count(history, "attempts") == 2
+    assert row.attempt == 1 and _count(history, "runs") == 1 and _count(history, "attempts") == 2
     assert _count(history, "results") == len(synthetic.SIZES)
 
 
@@ -83,15 +85,15 @@ def test_list_filters_trend_baseline_and_too_little_history(history_url: str, tm
             connection.execute(night.values(started=1e9 + offset * 86400))
     assert len(list_runs(history, Filters(op="all_reduce"))) == 5
     assert list_runs(history, Filters(op="broadcast")) == []
-    assert [r["run_id"] for r in list_runs(history, Filters(since=1e9 + 3 * 86400))] == [runs[4].run_id, runs[3].run_id]
-    config = list_runs(history, Filters())[0]["config"]
+    assert [r.run_id for r in list_runs(history, Filters(since=1e9 + 3 * 86400))] == [runs[4].run_id, runs[3].run_id]
+    config = list_runs(history, Filters())[0].config
     assert len(list_runs(history, Filters(config=config[:4], nodes=1, cluster="local", outcome="passed"))) == 5
     points = trend(history, "all_reduce", synthetic.SIZES[-1], Filters())
-    assert [p["run_id"] for p in points] == [r.run_id for r in runs]
-    assert points[-1]["busbw"] < 0.5 * points[0]["busbw"]  # the slow night shows
+    assert [p.run_id for p in points] == [r.run_id for r in runs]
+    assert points[-1].value < 0.5 * points[0].value  # the slow night shows
     base = baseline(points[:-1])
     assert base is not None and base.runs == [r.run_id for r in runs[:-1]]
-    values = [p["busbw"] for p in points[:-1]]
+    values = [p.value for p in points[:-1]]
     assert base.median == statistics.median(values)
     assert base.mad == statistics.median(abs(v - base.median) for v in values) > 0
     assert baseline(points[:2]) is None
@@ -106,3 +108,19 @@ def test_an_unreachable_history_costs_one_line_and_ingest_catches_up(history_url
     assert len(said) == 1 and run.run_id in said[0] and "history ingest" in said[0]
     history = open_history(history_url)
     assert ingest(history, [tmp_path]).recorded == [run.run_id]
+
+
+def test_one_resolver_names_the_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+
+    def never() -> Config:
+        raise AssertionError("the config is loaded only when no URL was given")
+
+    assert resolve_history_url("sqlite:///x.sqlite", never) == "sqlite:///x.sqlite"
+    team = load_config(None, ["history.url=postgresql://me@db/h"])
+    assert resolve_history_url(None, team) == resolve_history_url(None, lambda: team) == "postgresql://me@db/h"
+    default = f"sqlite:///{tmp_path / 'collbench' / 'history.sqlite'}"
+    assert resolve_history_url(None, load_config(None, [])) == resolve_history_url("") == default
+    with open_history("") as history:  # closed at the block's end
+        assert history.where == f"sqlite+pysqlite:///{tmp_path / 'collbench' / 'history.sqlite'}"
+        assert list_runs(history, Filters()) == []

@@ -54,9 +54,7 @@ def test_only_the_blamed_node_counts_a_failure_and_only_the_report_s_slow_host_i
     n1 = node_record(history, "n1")
     assert n1 == [], "its ranks were stopped after n2's failed, and came last in collectives: no verdict names it"
     n2 = node_record(history, "n2")
-    assert sorted((e["run_id"], e["what"]) for e in n2) == sorted(
-        [(slow.run_id, "slow host"), (failed.run_id, "failure")]
-    )
-    by_what = {e["what"]: e["detail"] for e in n2}
+    assert sorted((e.run_id, e.what) for e in n2) == sorted([(slow.run_id, "slow host"), (failed.run_id, "failure")])
+    by_what = {e.what: e.detail for e in n2}
     assert by_what["failure"] == "1 of its 2 rank(s) named the cause of the failure"
     assert by_what["slow host"].startswith("n2: rank(s) 3 slow at their own work")
