@@ -19,10 +19,6 @@ import msgspec
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
 
-# re-exported for jobs/inspect/scale.py, jobs/fabric/ports.py and jobs/cli/sweeps.py until they import
-# jobs.rundir.writing (their owners are moving the writes out of the readers)
-from jobs.rundir.writing import write_json_atomic as write_json_atomic
-
 
 @dataclass(frozen=True, slots=True)
 class RunDir:
