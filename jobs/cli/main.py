@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = Parser(
+    parser: argparse.ArgumentParser = Parser(  # its subcommands are Parsers too (type(self))
         prog="collbench",
         description="Collective-communication benchmarks (nccl-tests style) over torch.distributed, "
         "locally or as Slurm jobs. Exit status: 0 passed, 1 failed or #wrong > 0, 2 bad input, "

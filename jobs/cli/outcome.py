@@ -84,7 +84,7 @@ def held_against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namesp
     from jobs.cli.history import against_history
     from jobs.inspect.compare import Tolerance
 
-    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.db, args.format)
+    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)
 
 
 def wait_and_render(
