@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from collectives.results import SummaryRow
-from jobs.config.history import config_fingerprint
+from jobs.config.fingerprint import config_fingerprint
 from jobs.config.model import Config
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.config.history import config_fingerprint
+from jobs.config.fingerprint import config_fingerprint
 from jobs.history.against import BASELINE_RUNS, Judgement, best_figures, judge
 from jobs.history.database import HistoryError, open_history, resolve_history_url
 from jobs.history.gather import cluster_of, rank0_env, started_of

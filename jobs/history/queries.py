@@ -27,7 +27,7 @@ class ListedRun:
     started: float
     cluster: str
     config: str
-    """The config fingerprint (jobs.config.history.config_fingerprint)."""
+    """The config fingerprint (jobs.config.fingerprint.config_fingerprint)."""
     nodes: int
     world_size: int
     hostlist: str

@@ -25,7 +25,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from jobs.config.exports import url_problem
-from jobs.config.history import config_fingerprint
+from jobs.config.fingerprint import config_fingerprint
 from jobs.inspect.isolate import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
 from jobs.rundir.layout import RunDir, read_json

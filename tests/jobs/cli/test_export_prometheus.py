@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jobs.config.history import config_fingerprint
+from jobs.config.fingerprint import config_fingerprint
 from jobs.history.gather import gather
 from jobs.inspect.report import assess
 from jobs.rundir.layout import RunDir
