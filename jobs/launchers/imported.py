@@ -29,8 +29,8 @@ from jobs.imports.read import Job
 from jobs.inspect.exports.nccl_tests_json import nccl_version_of_code
 from jobs.inspect.report import assess
 from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.children import ended_state
 from jobs.launchers.live import Live
-from jobs.launchers.local import ended_state
 from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
@@ -44,7 +44,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 """nccl-tests' JSON start_time and end_time (local time)."""
 
 
-class ImportedLauncher(Launcher):
+class ImportedLauncher(Launcher[None]):
     """The launcher of an imported run: it has ended, from its ranks' statuses, and nothing can be started,
     waited for or cancelled."""
 
@@ -57,12 +57,12 @@ class ImportedLauncher(Launcher):
             "nothing can be started with it; allowed: local, slurm, slurm-step"
         )
 
-    def build_request(self, cfg: Config, run_path: Path) -> Request:
+    def build_request(self, cfg: Config, run_path: Path) -> Request[None]:
         self.check_can_start(cfg)
         raise AssertionError("unreachable")
 
-    def start(self, cfg: Config) -> Started:
-        self.check_can_start(cfg)
+    def start(self, request: Request[None]) -> Started:
+        self.check_can_start(request.cfg)
         raise AssertionError("unreachable")
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
