@@ -1,7 +1,7 @@
 """`collbench scale` from the command line: dry runs, bad node specs, and status/report on a sweep directory.
 
 A real sweep is one Slurm job per node count (tests/jobs/cli/test_scale_slurm.py runs them). Here the
-sweep directory is laid out as `collbench scale` writes it (docs: jobs/inspect/scale.py) around two real
+sweep directory is laid out as `collbench scale` writes it (docs: jobs/rundir/sweep.py) around two real
 local runs of 2 ranks standing for 1 and 2 nodes, plus a node count Slurm refused, so `scale status`,
 `scale report` (which only reads) and `scale wait` (which records scale.txt and scale.json once every run
 has ended) are checked against the runs' own summary.json without a cluster.
