@@ -2,53 +2,56 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-Phase = Literal["pending", "running", "completed", "failed", "cancelled", "never_starts", "unknown"]
+from enum import Enum
 
 
-@dataclass(frozen=True, slots=True)
-class StateInfo:
-    phase: Phase
-    final: bool
-    """Nothing more will happen to the job unless somebody acts (a job that can never start is final too)."""
+class JobState(Enum):
+    """Where a job stands, whatever runs it: Slurm's words map onto it once (SLURM_STATES, job_state), the
+    local and step launchers' ends once (jobs.launchers.children.ended_state)."""
 
-    def meaning(self, slurm_state: str) -> str:
-        """The state in words: 'ended FAILED', or 'will never start: PartitionNodeLimit'."""
-        if self.phase == "never_starts":
-            reason = slurm_state.split("(", 1)[-1].rstrip(")") if "(" in slurm_state else slurm_state
-            return f"is queued but will never start: {reason}"
-        return f"ended {slurm_state}" if self.final else f"is {slurm_state}"
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    NEVER_STARTS = "never_starts"
+    """Queued under a reason it can never start with as submitted (NEVER_STARTS): final, though it stays queued."""
+    UNKNOWN = "unknown"
+
+    @property
+    def is_final(self) -> bool:
+        """Nothing more will happen to the job unless somebody acts (a job that can never start is final too)."""
+        return self in _FINAL
 
 
-SLURM_STATES: dict[str, StateInfo] = {
-    "PENDING": StateInfo("pending", False),
-    "REQUEUED": StateInfo("pending", False),
-    "REQUEUE_HOLD": StateInfo("pending", False),
-    "REQUEUE_FED": StateInfo("pending", False),
-    "RESIZING": StateInfo("pending", False),
-    "CONFIGURING": StateInfo("running", False),
-    "RUNNING": StateInfo("running", False),
-    "COMPLETING": StateInfo("running", False),
-    "SUSPENDED": StateInfo("running", False),
-    "STOPPED": StateInfo("running", False),
-    "SIGNALING": StateInfo("running", False),
-    "STAGE_OUT": StateInfo("running", False),
-    "COMPLETED": StateInfo("completed", True),
-    "FAILED": StateInfo("failed", True),
-    "TIMEOUT": StateInfo("failed", True),
-    "NODE_FAIL": StateInfo("failed", True),
-    "OUT_OF_MEMORY": StateInfo("failed", True),
-    "BOOT_FAIL": StateInfo("failed", True),
-    "DEADLINE": StateInfo("failed", True),
-    "PREEMPTED": StateInfo("failed", True),
-    "SPECIAL_EXIT": StateInfo("failed", True),
-    "REVOKED": StateInfo("cancelled", True),
-    "CANCELLED": StateInfo("cancelled", True),
+_FINAL = frozenset({JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED, JobState.NEVER_STARTS})
+
+SLURM_STATES: dict[str, JobState] = {
+    "PENDING": JobState.PENDING,
+    "REQUEUED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING,
+    "REQUEUE_FED": JobState.PENDING,
+    "RESIZING": JobState.PENDING,
+    "CONFIGURING": JobState.RUNNING,
+    "RUNNING": JobState.RUNNING,
+    "COMPLETING": JobState.RUNNING,
+    "SUSPENDED": JobState.RUNNING,
+    "STOPPED": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING,
+    "STAGE_OUT": JobState.RUNNING,
+    "COMPLETED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+    "TIMEOUT": JobState.FAILED,
+    "NODE_FAIL": JobState.FAILED,
+    "OUT_OF_MEMORY": JobState.FAILED,
+    "BOOT_FAIL": JobState.FAILED,
+    "DEADLINE": JobState.FAILED,
+    "PREEMPTED": JobState.FAILED,
+    "SPECIAL_EXIT": JobState.FAILED,
+    "REVOKED": JobState.CANCELLED,
+    "CANCELLED": JobState.CANCELLED,
 }
-
-UNKNOWN = StateInfo("unknown", False)
+"""Slurm's state words (squeue, sacct) -> the JobState each means."""
 
 NEVER_STARTS = frozenset(
     {
@@ -68,13 +71,22 @@ NEVER_STARTS = frozenset(
 """Pending reasons under which a job can never start as submitted: final, though it stays queued."""
 
 
-def state_info(slurm_state: str) -> StateInfo:
-    """sacct/squeue's state ('CANCELLED by 0', 'RUNNING', 'PENDING (PartitionNodeLimit)') -> its meaning."""
+def job_state(slurm_state: str) -> JobState:
+    """sacct/squeue's state ('CANCELLED by 0', 'RUNNING', 'PENDING (PartitionNodeLimit)') -> its JobState."""
     words = slurm_state.strip().split()
     word = words[0].rstrip("+") if words else ""
     if word == "PENDING" and len(words) > 1 and words[1].strip("()") in NEVER_STARTS:
-        return StateInfo("never_starts", True)
-    return SLURM_STATES.get(word, UNKNOWN)
+        return JobState.NEVER_STARTS
+    return SLURM_STATES.get(word, JobState.UNKNOWN)
+
+
+def meaning(state: JobState, words: str) -> str:
+    """The state in words: 'ended FAILED', 'is RUNNING', or 'is queued but will never start: PartitionNodeLimit'
+    (`words`: Slurm's, or the state's name)."""
+    if state is JobState.NEVER_STARTS:
+        reason = words.split("(", 1)[-1].rstrip(")") if "(" in words else words
+        return f"is queued but will never start: {reason}"
+    return f"ended {words}" if state.is_final else f"is {words}"
 
 
 def completing_as(end: str) -> str:
@@ -98,4 +110,4 @@ def ended_as(slurm_state: str) -> str:
     """The state Slurm ended the job with, in one word: 'NODE_FAIL' for 'NODE_FAIL' and for
     'COMPLETING (NODE_FAIL)', 'CANCELLED' for 'CANCELLED by 0'; '' while it has not ended."""
     word = state_word(slurm_state)
-    return word if SLURM_STATES.get(word, UNKNOWN).final else ""
+    return word if SLURM_STATES.get(word, JobState.UNKNOWN).is_final else ""

@@ -198,7 +198,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     world = meta.world_size
     launcher = launcher_of(run)
     state = launcher.describe([run])[0]  # status asks and reads: it writes nothing into the run
-    job = f"job {state.job_id}  {state.state} ({state.info.phase})"
+    job = f"job {state.job_id}  {state.said} ({state.state.value})"
     print(f"run {run.run_id}  launcher {meta.launcher}  ranks {world}  {job}")
     facts = launcher.facts(run, state)
     for node, why in sorted(facts.unhealthy.items() if facts else ()):

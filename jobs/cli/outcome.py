@@ -15,6 +15,7 @@ from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import launcher_of
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
+from slurm.states import JobState
 
 if TYPE_CHECKING:
     from jobs.inspect.isolate import IsolateOutcome
@@ -106,19 +107,19 @@ def wait_and_render(
     finally:
         live.close()
     state = waited.state
-    if state.info.phase == "never_starts":
-        print(f"collbench: job {state.job_id} {state.info.meaning(state.state)}", file=sys.stderr)
+    if state.state is JobState.NEVER_STARTS:
+        print(f"collbench: job {state.job_id} {state.meaning()}", file=sys.stderr)
         print(f"collbench: scancel {state.job_id}, or change the request", file=sys.stderr)
         return EXIT_FAILED
     if waited.still_running:
-        print(f"collbench: job {state.job_id} is still {state.state} after {timeout_s:g} s", file=sys.stderr)
+        print(f"collbench: job {state.job_id} is still {state.said} after {timeout_s:g} s", file=sys.stderr)
         return EXIT_FAILED
     code = render(assess_run(run, args), run, args.format)
-    if state.info.final:
-        print(f"collbench: job {state.job_id} ended {state.state}", file=sys.stderr)
-        return code if state.info.phase == "completed" else EXIT_FAILED
+    if state.state.is_final:
+        print(f"collbench: job {state.job_id} ended {state.said}", file=sys.stderr)
+        return code if state.state is JobState.COMPLETED else EXIT_FAILED
     print(
-        f"collbench: job {state.job_id}: every rank has recorded its end (the launcher still shows {state.state})",
+        f"collbench: job {state.job_id}: every rank has recorded its end (the launcher still shows {state.said})",
         file=sys.stderr,
     )
     return code

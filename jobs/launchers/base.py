@@ -31,7 +31,7 @@ from jobs.launchers.live import Live
 from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
-from slurm.states import StateInfo, state_info
+from slurm.states import JobState, meaning
 
 PayloadT = TypeVar("PayloadT")
 
@@ -61,17 +61,24 @@ class Started:
 
 @dataclass(frozen=True, slots=True)
 class RunState:
-    """Where a run stands, in Slurm's state words (slurm.states) whatever the launcher."""
+    """Where a run stands: one JobState whatever the launcher, and the launcher's own words for it."""
 
     job_id: str
-    state: str
-    """'RUNNING', 'PENDING (Resources)', 'COMPLETED', 'CANCELLED by 0', 'UNKNOWN'."""
+    state: JobState
+    words: str = ""
+    """Slurm's words for it ('PENDING (Resources)', 'CANCELLED by 0', 'COMPLETING (NODE_FAIL)'); '' where
+    the state says it all (local, slurm-step): `said` is then the state's name."""
     nodes: str = ""
     """The nodes it runs on ('n[1-2]'), '' when not known."""
 
     @property
-    def info(self) -> StateInfo:
-        return state_info(self.state)
+    def said(self) -> str:
+        """The state as the user reads it: Slurm's words, else 'RUNNING', 'COMPLETED', ..."""
+        return self.words or self.state.name
+
+    def meaning(self) -> str:
+        """'ended FAILED', 'is RUNNING', 'is queued but will never start: PartitionNodeLimit'."""
+        return meaning(self.state, self.said)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,7 @@ class WaitResult:
 
     @property
     def still_running(self) -> bool:
-        return not self.state.info.final and not self.ranks_ended
+        return not self.state.state.is_final and not self.ranks_ended
 
 
 class Launcher(ABC, Generic[PayloadT]):
@@ -141,7 +148,7 @@ class Launcher(ABC, Generic[PayloadT]):
         """Where the run's logs are: each rank's, then the launcher's own."""
 
     def has_ended(self, run: RunDir) -> bool:
-        return self.describe([run])[0].info.final
+        return self.describe([run])[0].state.is_final
 
     def facts(self, run: RunDir, state: RunState) -> JobFacts | None:
         """What the launcher says now of the run's job (`state`, from describe) and its nodes, in memory,

@@ -12,6 +12,7 @@ from jobs.launchers.base import Launcher, PayloadT, RunState, WaitResult
 from jobs.launchers.live import Live
 from jobs.launchers.run_end import end_run
 from jobs.rundir.layout import RunDir
+from slurm.states import JobState
 
 POLL_S = 0.2
 
@@ -43,15 +44,15 @@ class ChildLauncher(Launcher[PayloadT]):
         for run in runs:
             self.watch(run, deadline)
             state = self._state(run)
-            if state.info.final and (self.started_here(run) or not run.summary_file.exists()):
+            if state.state.is_final and (self.started_here(run) or not run.summary_file.exists()):
                 end_run(run, job_over=True)
-            results.append(WaitResult(state=state, ranks_ended=state.info.final))
+            results.append(WaitResult(state=state, ranks_ended=state.state.is_final))
         return results
 
     def _state(self, run: RunDir) -> RunState:
         job_id = run.read_meta().job_id
         if self.alive(run):
-            return RunState(job_id, "RUNNING", self.nodes_word)
+            return RunState(job_id, JobState.RUNNING, nodes=self.nodes_word)
         return ended_state(run, job_id, self.nodes_word)
 
 
@@ -60,12 +61,12 @@ def _past(deadline: float | None) -> bool:
 
 
 def ended_state(run: RunDir, job_id: str, nodes: str) -> RunState:
-    """A run whose ranks are gone, from their statuses: COMPLETED when every rank says ok, CANCELLED when
-    every one was stopped, FAILED otherwise (launchers that run the ranks as their own children)."""
+    """A run whose ranks are gone, from their statuses, as a JobState: COMPLETED when every rank says ok,
+    CANCELLED when every one was stopped, FAILED otherwise (the local, step and imported launchers)."""
     states = [s.state for s in read_statuses(run).values()]
     world = run.read_meta().world_size
     if states and len(states) == world and all(state == "ok" for state in states):
-        return RunState(job_id, "COMPLETED", nodes)
+        return RunState(job_id, JobState.COMPLETED, nodes=nodes)
     if states and all(state == "stopped" for state in states):
-        return RunState(job_id, "CANCELLED", nodes)
-    return RunState(job_id, "FAILED", nodes)
+        return RunState(job_id, JobState.CANCELLED, nodes=nodes)
+    return RunState(job_id, JobState.FAILED, nodes=nodes)

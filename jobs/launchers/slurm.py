@@ -17,6 +17,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
 from slurm import submission
 from slurm.evidence import nodes_of
+from slurm.states import JobState
 
 
 def slurm_request(cfg: Config, run_path: Path, python: str = sys.executable) -> submission.SlurmRequest:
@@ -81,10 +82,10 @@ class SlurmLauncher(Launcher[submission.SlurmRequest]):
         """What wait kept, brought up to date with what Slurm says now (state, nodes, and while the job
         runs its nodes' health: one sinfo), in memory only."""
         facts = JobFacts.read(run)
-        if state.info.phase != "unknown":  # Slurm's word now: a job the first wait saw FAILED may end NODE_FAIL
-            facts.state = state.state
+        if state.state is not JobState.UNKNOWN:  # Slurm's word now: a job the first wait saw FAILED may end NODE_FAIL
+            facts.state = state.words
         facts.nodes = facts.nodes or state.nodes
-        if state.info.phase == "running":
+        if state.state is JobState.RUNNING:
             for node in submission.node_states(nodes_of(facts.nodes)):
                 if node.unhealthy:
                     facts.unhealthy.setdefault(node.node, f"Slurm marks it {node.describe()}")

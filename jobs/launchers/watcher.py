@@ -31,7 +31,7 @@ from jobs.rundir.records.slurm import JobFacts
 from slurm import submission
 from slurm.evidence import NodeState, nodes_of
 from slurm.queue import JobRecord
-from slurm.states import StateInfo
+from slurm.states import JobState, job_state
 
 FILES_EVERY_S = 2.0
 """How often the run directories are read (no Slurm call)."""
@@ -66,14 +66,14 @@ class Backoff:
 BACKOFF = Backoff()
 
 
-def awaiting_next_attempt(info: StateInfo, postmortem: Postmortem, may_requeue: bool) -> bool:
+def awaiting_next_attempt(state: JobState, postmortem: Postmortem, may_requeue: bool) -> bool:
     """The ranks' ends on file are an attempt's, not the job's: the job is queued again (the files stay
     until the next attempt files them away), or a rank was stopped by a signal in a job Slurm may requeue
     while Slurm still shows it running. Wait for Slurm to say which (REQUEUED, CANCELLED, ...)."""
-    if info.phase == "pending":
+    if state is JobState.PENDING:
         return True
     stopped = any(end.kind == "stopped" for end in postmortem.ends.values())
-    return may_requeue and stopped and info.phase == "running"
+    return may_requeue and stopped and state is JobState.RUNNING
 
 
 def _may_requeue(run: RunDir) -> bool:
@@ -95,7 +95,7 @@ class Watched:
         self.facts = JobFacts.read(run)
         self.saw_end_on_file = self.facts.final
         """An earlier wait saw the end and wrote what it found: nothing is written again."""
-        self.state = RunState(self.job_id, "")
+        self.state = RunState(self.job_id, JobState.UNKNOWN)
         self.since = now
         self.kinds: tuple[str, ...] = ()
         self.positions: tuple[int, ...] = ()
@@ -124,33 +124,35 @@ class Watched:
 
     def seen_by_slurm(self, record: JobRecord, now: float) -> bool:
         """Slurm's latest word on the job; True when its state changed."""
-        changed = record.state != self.state.state
+        changed = record.state != self.state.words
         if changed:
             self.since = now
-            if self.state.info.phase != "running" and record.state and state_of(record).info.phase == "running":
+            if self.state.state is not JobState.RUNNING and job_state(record.state) is JobState.RUNNING:
                 self.progress_at = now  # its ranks have had no time to make progress yet
         self.state = state_of(record)
         if record.nodes:  # the attempt running now (a requeued job may run on other nodes)
             self.facts.nodes = record.nodes
-        if self.state.info.phase != "unknown":  # accounting may have forgotten an old job: keep what was seen
+        if self.state.state is not JobState.UNKNOWN:  # accounting may have forgotten an old job: keep what was seen
             self.facts.state = record.state
         return changed
 
     def stale(self, now: float) -> bool:
         """Running, with nodes known, and no rank has moved for STALE_S."""
-        running = self.state.info.phase == "running" and not self.postmortem.ended()
+        running = self.state.state is JobState.RUNNING and not self.postmortem.ended()
         self.stalled = running and bool(self.facts.nodes) and now - self.progress_at >= STALE_S
         return self.stalled
 
     def ended(self) -> bool:
-        return self.postmortem.ended() and not awaiting_next_attempt(self.state.info, self.postmortem, self.may_requeue)
+        return self.postmortem.ended() and not awaiting_next_attempt(
+            self.state.state, self.postmortem, self.may_requeue
+        )
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(self.job_id, self.state.state, self.since, self.progress)
+        return Snapshot(self.job_id, self.state.said, self.since, self.progress)
 
 
 def state_of(record: JobRecord) -> RunState:
-    return RunState(record.job_id, record.state, record.nodes)
+    return RunState(record.job_id, job_state(record.state), record.state, record.nodes)
 
 
 class Watcher:
@@ -191,7 +193,7 @@ class Watcher:
         if files_changed or now >= self.slurm_due:
             self.poll_slurm(active, now, files_changed)
         for w in active:
-            if w.state.info.final or w.ended() or (deadline is not None and now >= deadline):
+            if w.state.state.is_final or w.ended() or (deadline is not None and now >= deadline):
                 self.settle(w)
             elif self.live is not None and len(self.watched) == 1:
                 self.live.update(w.snapshot())
@@ -221,10 +223,10 @@ class Watcher:
         """The run is over (or the wait is): Slurm's last word, which nodes no longer answer when the only
         witnesses of a failure lost a peer, then the run's facts and final files, by the first to see it."""
         ranks_ended = w.ended()
-        if ranks_ended and not w.state.info.final:
+        if ranks_ended and not w.state.state.is_final:
             _settle_state(w)
-        if w.state.info.phase != "unknown":
-            w.facts.state = w.state.state
+        if w.state.state is not JobState.UNKNOWN:
+            w.facts.state = w.state.words
         ends = w.postmortem.ends.values()
         causes = any(e.kind in ("own", "dead", "hung", "lost") for e in ends)
         noticed = any(e.kind == "peer" for e in ends)
@@ -235,16 +237,16 @@ class Watcher:
             for node in nodes_of(w.facts.nodes):
                 _note_unhealthy(w.facts, states.get(node), hosts, self.say)
         w.result = WaitResult(state=w.state, ranks_ended=ranks_ended)
-        over = w.state.info.final or ranks_ended
-        if over and w.state.info.phase != "never_starts" and not w.saw_end_on_file:
+        over = w.state.state.is_final or ranks_ended
+        if over and w.state.state is not JobState.NEVER_STARTS and not w.saw_end_on_file:
             w.facts.save(w.run)
-            end_run(w.run, job_over=w.state.info.final)
+            end_run(w.run, job_over=w.state.state.is_final)
 
 
 def _settle_state(w: Watched) -> None:
     """Every rank has ended: give Slurm a moment to say so too (COMPLETING -> COMPLETED), no more."""
     deadline = time.monotonic() + SETTLE_S
-    while not w.state.info.final and time.monotonic() < deadline:
+    while not w.state.state.is_final and time.monotonic() < deadline:
         time.sleep(SETTLE_EVERY_S)
         w.state = state_of(submission.query_jobs([w.job_id])[w.job_id])
 

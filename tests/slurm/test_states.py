@@ -1,6 +1,6 @@
 import pytest
 
-from slurm.states import completing_as, ended_as, state_info
+from slurm.states import JobState, completing_as, ended_as, job_state, meaning
 
 
 @pytest.mark.parametrize(
@@ -24,15 +24,15 @@ from slurm.states import completing_as, ended_as, state_info
     ],
 )
 def test_every_state_has_one_meaning(state: str, phase: str, final: bool) -> None:
-    info = state_info(state)
-    assert (info.phase, info.final) == (phase, final)
+    found = job_state(state)
+    assert (found.value, found.is_final) == (phase, final)
 
 
 def test_a_job_that_can_never_start_is_not_said_to_have_ended() -> None:
     state = "PENDING (PartitionNodeLimit)"
-    assert state_info(state).meaning(state) == "is queued but will never start: PartitionNodeLimit"
-    assert state_info("FAILED").meaning("FAILED") == "ended FAILED"
-    assert state_info("RUNNING").meaning("RUNNING") == "is RUNNING"
+    assert meaning(job_state(state), state) == "is queued but will never start: PartitionNodeLimit"
+    assert meaning(JobState.FAILED, "FAILED") == "ended FAILED"
+    assert meaning(JobState.RUNNING, "RUNNING") == "is RUNNING"
 
 
 @pytest.mark.parametrize(
@@ -56,5 +56,5 @@ def test_the_end_is_slurms_final_word_even_while_the_job_is_completing(state: st
 
 def test_a_job_accounting_has_ended_is_not_final_while_slurm_still_kills_it() -> None:
     state = completing_as("NODE_FAIL")
-    assert (state_info(state).phase, state_info(state).final) == ("running", False)
-    assert state_info(state).meaning(state) == "is COMPLETING (NODE_FAIL)"
+    assert (job_state(state), job_state(state).is_final) == (JobState.RUNNING, False)
+    assert meaning(job_state(state), state) == "is COMPLETING (NODE_FAIL)"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import Format, Plain, RecordError
-from slurm.states import state_info
+from slurm.states import job_state
 
 FACTS_VERSION = 2
 
@@ -29,7 +29,7 @@ class JobFacts:
 
     @property
     def final(self) -> bool:
-        return bool(self.state) and state_info(self.state).final
+        return bool(self.state) and job_state(self.state).is_final
 
     @classmethod
     def read(cls, run: RunDir) -> JobFacts:

@@ -6,7 +6,7 @@ import pytest
 
 from jobs.inspect.postmortem import Kind, Postmortem, RankEnd
 from jobs.launchers.watcher import awaiting_next_attempt
-from slurm.states import state_info
+from slurm.states import job_state
 
 
 def ended(*kinds: Kind) -> Postmortem:
@@ -31,4 +31,4 @@ def ended(*kinds: Kind) -> Postmortem:
 def test_ends_on_file_are_the_jobs_only_when_no_attempt_can_follow(
     slurm_state: str, kinds: tuple[Kind, ...], may_requeue: bool, awaiting: bool
 ) -> None:
-    assert awaiting_next_attempt(state_info(slurm_state), ended(*kinds), may_requeue) is awaiting
+    assert awaiting_next_attempt(job_state(slurm_state), ended(*kinds), may_requeue) is awaiting
