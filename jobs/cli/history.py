@@ -320,20 +320,9 @@ def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True
         command.add_argument(
             "--tolerance", default="5%", help="--against-history: a drop always allowed, with 3 MAD (default 5%%)"
         )
-    command.add_argument("--db", dest="history_url", action=_HistoryUrl, metavar="URL", default=None,
+    command.add_argument("--db", dest="history_url", metavar="URL", default=None,
                          help="--against-history: the history's URL (default: the run's history.url)")  # fmt: skip
     command.set_defaults(db=None)
-
-
-class _HistoryUrl(argparse.Action):
-    """--db URL into args.history_url, and for now into args.db too: the name jobs/cli/main.py
-    (_against_history) and jobs/cli/sweeps.py (compare --against-history) still read. Once they read
-    args.history_url, this becomes a plain dest="history_url"."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:  # fmt: skip
-        setattr(namespace, self.dest, values)
-        namespace.db = values
 
 
 def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> int:

@@ -53,7 +53,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="a looser tolerance up to a size, e.g. 64K:20%% (repeatable)",
     )
     compare.add_argument("--output-dir", default="runs", help="where to look up ids (default: runs)")
-    compare.add_argument("--json", metavar="FILE", help="also write every compared row and the verdict as JSON")
+    compare.add_argument(
+        "--output",
+        "--json",
+        dest="output",
+        metavar="FILE",
+        help="also write every compared row and the verdict, as JSON",
+    )
     add_against_history(compare, tolerance=False)
     compare.set_defaults(handler=cmd_compare)
 
@@ -125,7 +131,7 @@ def _status(sweep: Sweep, args: argparse.Namespace) -> int:
             print(f"{entry.nodes:>6} node(s)  not submitted: {entry.error}")
             continue
         run = RunDir(Path(entry.run_dir))
-        print(f"{entry.nodes:>6} node(s)  job {entry.job_id!s:<8} {states[run].state:<12} {run.path}")
+        print(f"{entry.nodes:>6} node(s)  job {entry.job_id!s:<8} {states[run].said:<12} {run.path}")
     return 0
 
 
@@ -145,7 +151,7 @@ def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int
 
     def judged(run: RunDir) -> RunAssessment:
         outcome, state = assess(run), states[run]
-        return RunAssessment(outcome.rows, outcome.problems, state.state, state.info.final)
+        return RunAssessment(outcome.rows, outcome.problems, state.said, state.state.is_final)
 
     report = scale_report(sweep, judged)
     text = "\n".join(report.lines()) + "\n"
@@ -200,8 +206,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s), "
         f"{len(result.incomplete)} incomplete"
     )
-    if args.json:
-        write_json_atomic(Path(args.json), {"baseline": names[0], "candidate": names[1], **result.to_plain()})
+    if args.output:
+        write_json_atomic(Path(args.output), {"baseline": names[0], "candidate": names[1], **result.to_plain()})
     for regression in result.regressions:
         print(f"collbench: REGRESSION: {regression}", file=sys.stderr)
     for incomplete in result.incomplete:
@@ -238,11 +244,11 @@ def _compare_with_history(args: argparse.Namespace, tolerance: Tolerance) -> int
     words = f"max({tolerance.describe()}, {MADS:g} MAD)"
     code, plain = 0, []
     for run in runs:
-        held = hold_run(run, assess(run), tolerance.for_size, words, args.db)
+        held = hold_run(run, assess(run), tolerance.for_size, words, args.history_url)
         print("\n".join(held_lines(held)), flush=True)
         say_held(held, prefix=f"{held.run_id}: " if len(runs) > 1 else "")
         code = max(code, held.judgement.exit_code)
         plain.append(held.to_plain())
-    if args.json:
-        write_json_atomic(Path(args.json), {"against_history": plain})
+    if args.output:
+        write_json_atomic(Path(args.output), {"against_history": plain})
     return code
