@@ -40,13 +40,6 @@ class ListedRun:
     def to_plain(self) -> Row:
         return asdict(self)
 
-    def __getitem__(self, name: str) -> Any:
-        """The dict-style access of old, for callers outside jobs/history not moved to attributes yet
-        (tests/jobs/launchers/test_final_files.py); new code reads the attributes."""
-        if name not in RUN_COLUMNS:
-            raise KeyError(name)
-        return getattr(self, name)
-
 
 RUN_COLUMNS = tuple(f.name for f in fields(ListedRun))
 

@@ -60,10 +60,9 @@ def test_a_run_s_end_reads_the_run_once_for_its_files_history_and_exports(
     end_run(run)
     assert sorted(reads) == _lines(run), "one read feeds the summary, the history's record and the textfile"
     assert run.summary_file.is_file() and run.table_file.is_file()
-    history = open_history(url)
-    [recorded] = list_runs(history, Filters())
-    history.close()
-    assert recorded["run_id"] == run.run_id
+    with open_history(url) as history:
+        [recorded] = list_runs(history, Filters())
+    assert recorded.run_id == run.run_id
     assert f'run_id="{run.run_id}"' in textfile.read_text()
 
 
