@@ -12,7 +12,7 @@ import pytest
 
 from jobs.launchers.watcher import BACKOFF, Backoff, Watcher
 from jobs.rundir.layout import RunDir
-from slurm.states import ended_as, state_info
+from slurm.states import ended_as, job_state
 from slurm.submission import query_jobs
 from tests.conftest import SlurmCluster
 
@@ -103,19 +103,53 @@ def test_the_state_of_n_jobs_is_one_squeue(slurm_cluster: SlurmCluster, slurm_ca
     assert slurm_calls.read_text().splitlines() == [f"squeue -h -t all -j {','.join(jobs)} -o %i|%T|%r|%N"]
 
 
+MIN_JOB_AGE_S = 300
+"""tests/cluster/up.sh's MinJobAge: how long squeue still lists a job that has ended."""
+
+
+def forgotten_completed_jobs(cluster: SlurmCluster, count: int) -> list[str]:
+    """`count` jobs accounting has as COMPLETED that the controller no longer lists, oldest first. Which job
+    ids those are depends on what ran before on the cluster (job 1 may have been cancelled, or be minutes
+    young), so they are looked up; on a cluster too young to have any, quick jobs are run and waited for
+    until the controller has forgotten them (MinJobAge, then its purge pass)."""
+
+    def lookup() -> list[str]:
+        accounted = subprocess.run(
+            ["/usr/bin/sacct", "-X", "-n", "-P", "-a", "-S", "2000-01-01", "-o", "JobIDRaw,State"],
+            capture_output=True, text=True, env=cluster.env(), check=True,
+        ).stdout  # fmt: skip
+        listed = subprocess.run(
+            ["/usr/bin/squeue", "-h", "-t", "all", "-o", "%i"], capture_output=True, text=True, env=cluster.env()
+        ).stdout.split()
+        completed = [line.split("|")[0] for line in accounted.splitlines() if line.endswith("|COMPLETED")]
+        return [job for job in completed if job.isdigit() and job not in listed][:count]
+
+    if len(found := lookup()) < count:
+        argv = ["/usr/bin/sbatch", "--parsable", "-p", "debug", "-o", "/dev/null", "--wrap", "true"]
+        for _ in range(count):
+            subprocess.run(argv, capture_output=True, text=True, env=cluster.env(), check=True)
+        deadline = time.monotonic() + MIN_JOB_AGE_S + 180
+        while len(found := lookup()) < count:
+            assert time.monotonic() < deadline, f"squeue still lists every completed job after {MIN_JOB_AGE_S} s"
+            time.sleep(5)
+    return found
+
+
 @pytest.mark.slurm
 def test_jobs_squeue_forgot_are_asked_of_accounting_in_one_sacct(
     slurm_cluster: SlurmCluster, slurm_calls: Path
 ) -> None:
+    old = forgotten_completed_jobs(slurm_cluster, 2)  # ended long ago: only accounting remembers them
+    slurm_calls.write_text("")
     live = sleeping_jobs(slurm_cluster, 1, 60)
     try:
-        states = query_jobs([*live, "1", "2"])  # jobs 1 and 2 ended long ago: only accounting remembers them
+        states = query_jobs([*live, *old])
     finally:
         cancel(slurm_cluster, live)
-    assert states["1"].state == "COMPLETED" and states["1"].nodes
+    assert all(states[job].state == "COMPLETED" and states[job].nodes for job in old), states
     calls = slurm_calls.read_text().splitlines()
     assert [call.split()[0] for call in calls] == ["squeue", "sacct"], calls
-    assert "-j 1,2 " in calls[1], "only the jobs squeue no longer lists"
+    assert f"-j {','.join(old)} " in calls[1], "only the jobs squeue no longer lists"
 
 
 @pytest.mark.slurm
@@ -148,7 +182,7 @@ def wait_for_file(cluster: SlurmCluster, job: str, marker: Path, within_s: float
     deadline = time.monotonic() + within_s
     while not marker.exists():
         state = query_jobs([job])[job].state
-        if state_info(state).final or time.monotonic() > deadline:
+        if job_state(state).is_final or time.monotonic() > deadline:
             cancel(cluster, [job])
             pytest.fail(f"job {job} never wrote {marker.name} within {within_s:g} s (it is {state})")
         time.sleep(0.1)
@@ -174,7 +208,7 @@ def test_a_job_slurm_is_still_killing_carries_the_end_accounting_recorded(
     # polls until the job is final (KillWait after the cancel), bounded well past that
     while time.monotonic() < cancelled_at + KILL_WAIT_S + 60:
         state = query_jobs([job])[job].state
-        if state_info(state).final:
+        if job_state(state).is_final:
             break
         seen.append((round(time.monotonic() - cancelled_at, 2), state))
         time.sleep(0.2)
@@ -182,7 +216,7 @@ def test_a_job_slurm_is_still_killing_carries_the_end_accounting_recorded(
     # slurmd counts KillWait in whole seconds: the SIGKILL comes 4 to 5 s after the SIGTERM
     assert lasted > KILL_WAIT_S / 2, f"premise: the task outlives SIGTERM until KillWait, not {lasted:.1f} s: {seen}"
     assert "COMPLETING (CANCELLED by 0)" in [said for _, said in seen], f"(s after the cancel, state): {seen}"
-    assert state_info(state).final and ended_as(state) == "CANCELLED", state
-    assert not state_info("COMPLETING (CANCELLED by 0)").final
+    assert job_state(state).is_final and ended_as(state) == "CANCELLED", state
+    assert not job_state("COMPLETING (CANCELLED by 0)").is_final
     asked = [call for call in slurm_calls.read_text().splitlines() if call.startswith("sacct")]
     assert asked and all(f"-j {job} " in call for call in asked), "accounting is asked only of the completing job"
