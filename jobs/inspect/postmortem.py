@@ -27,7 +27,7 @@ from typing import Literal
 from jobs.inspect.progress import RankProgress, read_progress
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupProbe
-from jobs.rundir.records.run import Launcher
+from jobs.rundir.records.run import LauncherName
 from jobs.rundir.records.slurm import JobFacts
 from slurm.evidence import StepEvidence, read_step_messages, signal_of
 from slurm.states import ended_as, state_word
@@ -90,7 +90,7 @@ class Postmortem:
 
 def batch_stderr(run: RunDir, job_id: str) -> Iterable[str]:
     """The batch script's stderr, where srun and slurmstepd write (submitit's <job>_0_log.err)."""
-    step = run.read_meta().launcher is Launcher.SLURM_STEP
+    step = run.read_meta().launcher is LauncherName.SLURM_STEP
     path = run.step_stderr if step else run.submitit_dir / f"{job_id}_0_log.err"
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
@@ -103,7 +103,7 @@ def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int, facts
     """Each rank's end and the failure's cause, from the run directory alone. The heartbeats are read
     only when they can change the verdict: when a rank lost a peer and a hung rank is to be found."""
     meta = run.read_meta()
-    slurm = meta.launcher in (Launcher.SLURM, Launcher.SLURM_STEP)
+    slurm = meta.launcher in (LauncherName.SLURM, LauncherName.SLURM_STEP)
     steps = read_step_messages(batch_stderr(run, meta.job_id)) if slurm and meta.job_id else None
     if facts is None:  # the launcher's facts in memory (jobs.launchers: status, report), else slurm.json
         facts = JobFacts.read(run) if slurm else JobFacts()
@@ -111,7 +111,7 @@ def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int, facts
     if any(status.state is RankState.FAILED and is_lost_peer(status.error) for status in statuses.values()):
         hosts = {rank: s.host for rank, s in statuses.items()}
         progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
-    return judge(world_size, statuses, progress, steps, facts, local=meta.launcher is Launcher.LOCAL)
+    return judge(world_size, statuses, progress, steps, facts, local=meta.launcher is LauncherName.LOCAL)
 
 
 def judge(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from collectives.results import placement_name
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
-from jobs.rundir.records.rank import HEARTBEAT, Beat, Phase
+from jobs.rundir.records.rank import HEARTBEAT, Beat, HeartbeatPhase
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +16,7 @@ class RankProgress:
     rank: int
     host: str
     phase: str
-    """init, start, end or done (the heartbeat's Phase); 'none' when the rank never wrote a readable one."""
+    """init, start, end or done (the heartbeat's HeartbeatPhase); 'none' when the rank never wrote a readable one."""
     position: int
     """Comparable progress: -1 at init, 2i when starting measurement i, 2i+1 once it ended."""
     at: float
@@ -52,14 +52,14 @@ def _no_beat(rank: int, hosts: dict[int, str] | None, why: str) -> RankProgress:
 
 
 def progress_of(beat: Beat) -> RankProgress:
-    if beat.phase in (Phase.START, Phase.END):
-        position = 2 * beat.index + (beat.phase is Phase.END)
+    if beat.phase in (HeartbeatPhase.START, HeartbeatPhase.END):
+        position = 2 * beat.index + (beat.phase is HeartbeatPhase.END)
         root = f" root {beat.root}" if beat.root >= 0 else ""
         where = (
-            f"{'in' if beat.phase is Phase.START else 'done with'} {beat.op} {beat.size} B "
+            f"{'in' if beat.phase is HeartbeatPhase.START else 'done with'} {beat.op} {beat.size} B "
             f"{placement_name(beat.in_place)}{root} ({beat.index + 1}/{beat.total})"
         )
-    elif beat.phase is Phase.DONE:
+    elif beat.phase is HeartbeatPhase.DONE:
         position, where = 1 << 62, "finished its sweep"
     else:
         position, where = -1, "initialising (rendezvous, before the first measurement)"

@@ -21,7 +21,7 @@ from jobs.rundir.layout import RunDir, rank_files, rank_of
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankStatus
-from jobs.rundir.records.run import Launcher
+from jobs.rundir.records.run import LauncherName
 from jobs.rundir.records.slurm import JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
 
@@ -157,7 +157,7 @@ def _scope(run: RunDir, outcome: RunOutcome) -> RunScope:
     """What the per-host view judges the run as a whole by: its rows, the nodes' line rate, its hosts."""
     cfg = outcome.config
     hosts = sorted({status.host for status in outcome.statuses.values()})
-    slurm = run.read_meta().launcher is Launcher.SLURM
+    slurm = run.read_meta().launcher is LauncherName.SLURM
     return RunScope(
         rows=outcome.rows,
         line=line_rate(run, cfg.backend, cfg.env, hosts, cfg.fabric.line_gbps),

@@ -34,8 +34,7 @@ from jobs.launchers.live import Live
 from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
-from jobs.rundir.records.run import Launcher as LauncherWord
-from jobs.rundir.records.run import Task
+from jobs.rundir.records.run import LauncherName, Task
 from jobs.rundir.writing import write_json_atomic
 from slurm.hostlist import collect_hostlist
 
@@ -96,7 +95,7 @@ def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
         run = RunDir.create(scratch, NAME)
         run.config_file.write_text(to_yaml(cfg), encoding="utf-8")
         run.update_meta(
-            run_id=run.run_id, launcher=LauncherWord.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
+            run_id=run.run_id, launcher=LauncherName.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
             task=Task.SWEEP, imported_from=list(sources),
         )  # fmt: skip
         _write_ranks(run, job, _mtime(sources))

@@ -12,7 +12,7 @@ from loguru import logger
 
 from collectives.sweep import Progress
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.rank import HEARTBEAT, Beat, Phase
+from jobs.rundir.records.rank import HEARTBEAT, Beat, HeartbeatPhase
 
 
 class StackDumps:
@@ -59,7 +59,7 @@ class Heartbeat:
         self.total = 0
 
     def beat(
-        self, phase: Phase, index: int = 0, op: str = "", size: int = 0, root: int = -1, in_place: bool = False
+        self, phase: HeartbeatPhase, index: int = 0, op: str = "", size: int = 0, root: int = -1, in_place: bool = False
     ) -> None:
         record = Beat(
             rank=self.rank, host=self.host, phase=phase, at=time.time(), total=self.total,
@@ -73,7 +73,7 @@ class Heartbeat:
         if progress.phase == "start" and self.slow_s > 0:
             time.sleep(self.slow_s)  # faults.slow_rank: this rank reaches every step late
         self.beat(
-            Phase(progress.phase),
+            HeartbeatPhase(progress.phase),
             index=progress.index,
             op=progress.op,
             size=progress.size,

@@ -22,7 +22,15 @@ from jobs.ending.summary import record_summary
 from jobs.fabric import ports
 from jobs.inspect.report import assess, read_statuses
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.rank import STATUS, Phase, RankState, RankStatus, SetupFailure, SetupSpan, SignalNotice
+from jobs.rundir.records.rank import (
+    STATUS,
+    HeartbeatPhase,
+    RankState,
+    RankStatus,
+    SetupFailure,
+    SetupSpan,
+    SignalNotice,
+)
 from jobs.rundir.writing import write_json_atomic
 from jobs.runtime.environment import capture_environment
 from jobs.runtime.heartbeat import Heartbeat, StackDumps
@@ -78,7 +86,7 @@ class RankJob:
         status = StatusWriter(run, placement, cfg.device, dumps)
         status.write(RankState.RUNNING)
         signals = SignalWatch(on_stop=status.stop, on_notice=status.notice)
-        heartbeat.beat(Phase.INIT)
+        heartbeat.beat(HeartbeatPhase.INIT)
         _snapshot_ports(cfg, run, placement, "start")
         try:
             rows = _run_rank(cfg, run, placement, status, heartbeat)
@@ -90,7 +98,7 @@ class RankJob:
             _snapshot_ports(cfg, run, placement, "end")
             signals.close()
             dumps.close()
-        heartbeat.beat(Phase.DONE)
+        heartbeat.beat(HeartbeatPhase.DONE)
         status.finish(rows)
         if placement.rank == 0:  # the verdict is on file even if nobody waits for the job
             _record_summary(run, placement.world_size)

@@ -26,7 +26,7 @@ from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus
+from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, HeartbeatPhase, RankState, RankStatus
 from jobs.rundir.writing import write_json_atomic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def build_run(root: Path, ranks: int, sizes: int, log_lines: int) -> RunDir:
             rank=rank, host=host, pid=1000 + rank, device="cuda:0", state=RankState.OK, started=now, updated=now
         )
         STATUS.write(run.rank_status(rank), status)
-        HEARTBEAT.write(run.rank_heartbeat(rank), Beat(rank=rank, host=host, phase=Phase.DONE, at=now))
+        HEARTBEAT.write(run.rank_heartbeat(rank), Beat(rank=rank, host=host, phase=HeartbeatPhase.DONE, at=now))
         env = {"hostname": host, "torch": "2.13.0", "nccl": "2.21.5", "variables": {"NCCL_IB_HCA": "mlx5_0"}}
         write_json_atomic(run.rank_env(rank), env)
     return run

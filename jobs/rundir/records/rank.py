@@ -126,7 +126,7 @@ def _status_from_v2(plain: Plain) -> Plain:
 STATUS = Format("status/rank-N.json", RankStatus, STATUS_VERSION, {1: _status_from_v1, 2: _status_from_v2})
 
 
-class Phase(Word):
+class HeartbeatPhase(Word):
     """Where a rank is, by its heartbeat."""
 
     INIT = "init"
@@ -148,7 +148,7 @@ class Beat:
 
     rank: int
     host: str
-    phase: Phase
+    phase: HeartbeatPhase
     at: float
     """Epoch seconds of the beat."""
     total: int = 0

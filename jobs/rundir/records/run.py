@@ -8,7 +8,7 @@ from jobs.rundir.records.codec import Format, Plain
 from jobs.rundir.records.kinds import Word
 
 
-class Launcher(Word):
+class LauncherName(Word):
     """What started the ranks (jobs.launchers): one more launcher is one more member."""
 
     LOCAL = "local"
@@ -37,7 +37,7 @@ class RunMeta:
 
     run_id: str
     """The run directory's name."""
-    launcher: Launcher
+    launcher: LauncherName
     world_size: int
     """Ranks in the job."""
     nodes: int

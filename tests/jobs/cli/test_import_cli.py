@@ -10,7 +10,7 @@ import pytest
 
 from jobs.cli.main import main
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.run import Launcher
+from jobs.rundir.records.run import LauncherName
 from tests.jobs.rundir.synthetic import sweep_run
 
 LOGS = Path(__file__).parents[1] / "imports" / "logs"
@@ -28,7 +28,7 @@ def test_an_imported_run_reads_like_any_run(tmp_path: Path, capsys: pytest.Captu
     assert code == 0 and run is not None, err
     assert "3 line(s) that are not nccl-tests' skipped" in err
     meta = run.read_meta()
-    assert meta.launcher is Launcher.IMPORTED and meta.world_size == 2 and meta.nodes == 2
+    assert meta.launcher is LauncherName.IMPORTED and meta.world_size == 2 and meta.nodes == 2
     assert meta.imported_from == [str(LOGS / "v2.17-two-runs.log")]
     assert sorted(p.name for p in run.nccl_tests_dir.iterdir()) == ["all_reduce.json", "reduce_scatter.json"]
     assert main(["report", str(run.path)]) == 0

@@ -14,7 +14,7 @@ from jobs.isolate.plan import pairs_plan
 from jobs.isolate.rounds import group_label
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
-from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus
+from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, HeartbeatPhase, RankState, RankStatus
 from jobs.rundir.sweep import Sweep
 from jobs.rundir.writing import write_json_atomic
 
@@ -37,7 +37,7 @@ def _rank_files(run: RunDir, rank: int, host: str, node: int, lines: Sequence[Ra
         state=RankState.OK, started=now, updated=now, rows=len(lines),
     )  # fmt: skip
     STATUS.write(run.rank_status(rank), status)
-    HEARTBEAT.write(run.rank_heartbeat(rank), Beat(rank=rank, host=host, phase=Phase.DONE, at=now))
+    HEARTBEAT.write(run.rank_heartbeat(rank), Beat(rank=rank, host=host, phase=HeartbeatPhase.DONE, at=now))
     run.rank_results(rank).write_text("".join(line.to_json() + "\n" for line in lines))
     write_json_atomic(run.rank_env(rank), {"hostname": host, "torch": "2.13.0", "variables": {}})
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))

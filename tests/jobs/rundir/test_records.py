@@ -27,8 +27,17 @@ from jobs.rundir.records.isolate import (
     StoppedNode,
 )
 from jobs.rundir.records.ports import PORTS, NetInterface, PortSnapshot, RdmaPort
-from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, Phase, RankState, RankStatus, SetupSpan, SignalNotice
-from jobs.rundir.records.run import RUN, Launcher, RunMeta, Task
+from jobs.rundir.records.rank import (
+    HEARTBEAT,
+    STATUS,
+    Beat,
+    HeartbeatPhase,
+    RankState,
+    RankStatus,
+    SetupSpan,
+    SignalNotice,
+)
+from jobs.rundir.records.run import RUN, LauncherName, RunMeta, Task
 from jobs.rundir.records.slurm import SLURM_FACTS, JobFacts
 from jobs.rundir.records.summary import SUMMARY, SetupTime, Summary
 from jobs.rundir.records.sweep import SWEEP, SweepEntry, SweepMeta
@@ -72,7 +81,7 @@ SETUP = SetupTime(
 )
 
 EXAMPLES: list[tuple[Format[Any], Any]] = [
-    (RUN, RunMeta(run_id="r", launcher=Launcher.SLURM, world_size=8, nodes=2, task=Task.ISOLATE, job_id="12")),
+    (RUN, RunMeta(run_id="r", launcher=LauncherName.SLURM, world_size=8, nodes=2, task=Task.ISOLATE, job_id="12")),
     (
         STATUS,
         RankStatus(
@@ -91,7 +100,7 @@ EXAMPLES: list[tuple[Format[Any], Any]] = [
             addresses=["10.0.0.2"],
         ),
     ),
-    (HEARTBEAT, Beat(rank=3, host="n2", phase=Phase.END, at=5.0, total=4, index=2, op="all_gather", size=64)),
+    (HEARTBEAT, Beat(rank=3, host="n2", phase=HeartbeatPhase.END, at=5.0, total=4, index=2, op="all_gather", size=64)),
     (ATTEMPTS, Attempts(attempts=[Attempt(0, "n[1-2]", 1.0), Attempt(1, "n[1-2]", 9.0, 4, "NODE_FAIL")])),
     (
         SUMMARY,
@@ -248,7 +257,7 @@ def test_format_1_without_a_version_still_reads(fmt: Format[Any], record: Any) -
 
 def test_format_1_is_converted_to_the_types_of_today() -> None:
     meta = RUN.decode(json.dumps(FORMAT_1["run.json"]).encode(), "run.json")
-    assert (meta.job_id, meta.launcher, meta.task) == ("77", Launcher.LOCAL, Task.SWEEP)
+    assert (meta.job_id, meta.launcher, meta.task) == ("77", LauncherName.LOCAL, Task.SWEEP)
     status = STATUS.decode(json.dumps(FORMAT_1["status/rank-N.json"]).encode(), "rank-0")
     assert status.state is RankState.FAILED and status.job_id == "" and status.setup == SetupSpan(1.0, 1.2, 0.2)
     assert status.signals == [SignalNotice("SIGUSR2", 1.5)] and status.ended_at == 2.0
@@ -275,8 +284,8 @@ def test_an_older_format_than_any_read_is_named_in_one_line() -> None:
 
 def test_run_json_of_format_2_reads_as_a_run_no_import_made() -> None:
     meta = RUN.decode(b'{"version": 2, "run_id": "r", "launcher": "slurm", "world_size": 2, "nodes": 1}', "run.json")
-    assert meta.launcher is Launcher.SLURM and meta.imported_from == [] and meta.version == 3
-    imported = RunMeta(run_id="r", launcher=Launcher.IMPORTED, world_size=8, nodes=1, imported_from=["a.log"])
+    assert meta.launcher is LauncherName.SLURM and meta.imported_from == [] and meta.version == 3
+    imported = RunMeta(run_id="r", launcher=LauncherName.IMPORTED, world_size=8, nodes=1, imported_from=["a.log"])
     assert RUN.decode(RUN.encode(imported), "run.json") == imported
 
 
@@ -320,12 +329,12 @@ def test_run_json_is_made_and_updated_through_its_record(tmp_path: Path) -> None
     run.update_meta(run_id=run.run_id, launcher="slurm", world_size=4, nodes=2, task="isolate")
     run.update_meta(job_id="4242")
     meta = run.read_meta()
-    assert (meta.launcher, meta.task, meta.job_id, meta.world_size) == (Launcher.SLURM, Task.ISOLATE, "4242", 4)
+    assert (meta.launcher, meta.task, meta.job_id, meta.world_size) == (LauncherName.SLURM, Task.ISOLATE, "4242", 4)
     assert f"{meta.launcher}" == "slurm" and meta.launcher == "slurm"
     assert find_run("4242", tmp_path).path == run.path
     with pytest.raises(RecordError, match=r"cannot set \['launcher'\]: Invalid enum value 'pbs'"):
         run.update_meta(launcher="pbs")
-    assert run.read_meta().launcher is Launcher.SLURM, "a refused update leaves the file as it was"
+    assert run.read_meta().launcher is LauncherName.SLURM, "a refused update leaves the file as it was"
 
 
 def test_an_exclusive_create_writes_once_and_never_over(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.rundir.records.rank import HEARTBEAT, Phase
+from jobs.rundir.records.rank import HEARTBEAT, HeartbeatPhase
 from tests.conftest import collbench
 
 pytestmark = pytest.mark.integration
@@ -34,7 +34,7 @@ def test_a_hung_rank_is_named_by_status_logs_and_report(workdir: Path) -> None:
     try:
         wait_for(lambda: list((workdir / "runs").glob("*/heartbeat/rank-00000.json")))
         run = next((workdir / "runs").glob("*"))
-        wait_for(lambda: HEARTBEAT.read(run / "heartbeat" / "rank-00000.json").phase is Phase.START)
+        wait_for(lambda: HEARTBEAT.read(run / "heartbeat" / "rank-00000.json").phase is HeartbeatPhase.START)
         log1 = run / "logs" / "rank-00001.log"
         wait_for(lambda: "Timeout (" in log1.read_text())  # the watchdog dumped the hung rank's stacks
         status = collbench("status", str(run), cwd=workdir)
