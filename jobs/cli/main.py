@@ -93,12 +93,12 @@ def _parser() -> argparse.ArgumentParser:
     logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
     logs.set_defaults(handler=_cmd_logs)
 
-    from jobs.cli.check import add_command as add_check_command
+    from jobs.cli.check_command import add_command as add_check_command
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_command as add_history_command
     from jobs.cli.importer import add_command as add_import_command
-    from jobs.cli.isolate import add_command
+    from jobs.cli.isolate_command import add_command
     from jobs.cli.sweeps import add_commands
 
     add_commands(commands)

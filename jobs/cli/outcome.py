@@ -18,7 +18,7 @@ from jobs.rundir.records.slurm import JobFacts
 from slurm.states import JobState
 
 if TYPE_CHECKING:
-    from jobs.inspect.isolate import IsolateOutcome
+    from jobs.inspect.isolate_verdict import IsolateOutcome
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -171,13 +171,13 @@ def print_isolate_verdict(outcome: RunOutcome, run: RunDir) -> int:
 
 
 def assess_isolate_run(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
-    from jobs.inspect.isolate import assess_isolate  # the verdict's modules only for an isolate run
+    from jobs.inspect.isolate_verdict import assess_isolate  # the verdict's modules only for an isolate run
 
     return assess_isolate(run, outcome)  # isolate.json is written once, by the wait that sees the run end
 
 
 def print_isolate(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
-    from jobs.inspect.isolate import lines
+    from jobs.inspect.isolate_verdict import lines
 
     cfg = outcome.config
     print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))

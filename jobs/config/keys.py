@@ -1,10 +1,9 @@
 """Every config key with its type, default and docstring, read from the schema itself.
 
 The schema is the dataclasses `Config` and its sections (jobs/config/model.py, collectives/settings.py,
-slurm/settings.py, jobs/config/fabric.py, jobs/config/isolate.py, jobs/config/check.py,
-jobs/config/history.py, jobs/config/exports.py). Each field carries its documentation as a string literal
-right under it (as torchtitan's config does); Python keeps no such attribute, so the class's source
-is parsed with `ast`.
+slurm/settings.py, and jobs/config/*_settings.py: fabric, isolate, check, history, exports). Each field
+carries its documentation as a string literal right under it (as torchtitan's config does); Python keeps
+no such attribute, so the class's source is parsed with `ast`.
 `collbench config` prints what this module returns, so the list of keys cannot drift from the schema: a
 field added without a docstring shows up with an empty `doc`, and tests/jobs/config/test_keys.py fails on it.
 """

@@ -13,11 +13,11 @@ from omegaconf.errors import OmegaConfBaseException
 from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supported
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
-from jobs.config.check import CheckSettings
-from jobs.config.exports import ExportSettings
-from jobs.config.fabric import FabricSettings
-from jobs.config.history import HistorySettings
-from jobs.config.isolate import IsolateSettings
+from jobs.config.check_settings import CheckSettings
+from jobs.config.exports_settings import ExportSettings
+from jobs.config.fabric_settings import FabricSettings
+from jobs.config.history_settings import HistorySettings
+from jobs.config.isolate_settings import IsolateSettings
 from jobs.config.schema import ConfigError, build, to_plain
 from slurm.settings import SlurmSettings
 

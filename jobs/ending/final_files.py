@@ -27,10 +27,10 @@ def write_final_files(run: RunDir, outcome_of: Callable[[], RunOutcome], job_ove
 
 def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool) -> None:
     """isolate.json and isolate-matrix.csv once; with them, for a check run, its check/ files."""
-    from jobs.ending.check import write_check_files  # the verdicts' modules only where an isolate run ends
-    from jobs.ending.isolate import record_isolate
-    from jobs.inspect.check import assess_check
-    from jobs.inspect.isolate import assess_isolate
+    from jobs.ending.check_files import write_check_files  # the verdicts' modules only where an isolate run ends
+    from jobs.ending.isolate_files import record_isolate
+    from jobs.inspect.check_verdict import assess_check
+    from jobs.inspect.isolate_verdict import assess_isolate
 
     wrote = record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
     if wrote and outcome.config.isolate.mode == "check":

@@ -17,7 +17,7 @@ from typing import Any
 from collectives.results import SummaryRow
 from jobs.config.fingerprint import config_fingerprint
 from jobs.config.model import Config
-from jobs.inspect.isolate import assess_isolate, verdict_record
+from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES
 from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.rundir.attempts import read_attempts

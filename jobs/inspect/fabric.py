@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jobs.config.fabric import FabricSettings
+from jobs.config.fabric_settings import FabricSettings
 from jobs.fabric.nccl_log import NcclRankLog, parse_file
 from jobs.fabric.ports import error_growth
 from jobs.inspect.postmortem import rank_spans

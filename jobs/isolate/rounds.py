@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from collectives.results import SummaryRow
-from jobs.config.isolate import IsolateSettings
+from jobs.config.isolate_settings import IsolateSettings
 from jobs.isolate.bisect import Bisect
-from jobs.isolate.check import check_plan
+from jobs.isolate.check_plan import check_plan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import Measured
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
-from jobs.config.isolate import DEFAULT_TOLERANCE
+from jobs.config.isolate_settings import DEFAULT_TOLERANCE
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
 from slurm.hostlist import collect_hostlist

@@ -328,7 +328,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
             writer = _ResultWriter(results, attempt)
             if cfg.task == "isolate":
-                from jobs.runtime.isolate import run_isolate
+                from jobs.runtime.isolate_rounds import run_isolate
 
                 run_isolate(cfg, run, placement, device, writer.write, heartbeat)
             else:

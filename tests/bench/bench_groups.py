@@ -1,4 +1,4 @@
-"""What creating a round's node groups costs (collbench isolate and check, jobs/runtime/isolate.py): every
+"""What creating a round's node groups costs (collbench isolate and check, jobs/runtime/isolate_rounds.py): every
 rank creating every group (torch's default: a store barrier over the whole world per group) against each
 group created by its own members (use_local_synchronization). Gloo ranks on this machine, pairs of ranks.
 

@@ -24,9 +24,9 @@ from prometheus_client import CollectorRegistry, generate_latest, push_to_gatewa
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from jobs.config.exports import url_problem
+from jobs.config.exports_settings import url_problem
 from jobs.config.fingerprint import config_fingerprint
-from jobs.inspect.isolate import assess_isolate, verdict_record
+from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
 from jobs.rundir.layout import RunDir, read_json
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.isolate.check import plan_cost
+from jobs.isolate.check_plan import plan_cost
 from slurm.hostlist import collect_hostlist
 from tests.conftest import REPO, CommandResult, SlurmCluster, collbench
 from tests.jobs.cli.test_isolate_slurm import SLOW_NODE, shaped

@@ -59,7 +59,7 @@ def test_the_blocker_really_blocks_torch(no_torch: dict[str, str], tmp_path: Pat
     [
         "jobs.cli.main",
         "jobs.cli.sweeps",
-        "jobs.cli.isolate",
+        "jobs.cli.isolate_command",
         "jobs.launchers.slurm",
         "jobs.launchers.local",
         "jobs.inspect.report",

@@ -1,4 +1,4 @@
-"""collbench check's files (jobs.ending.check): written into the run's check/ by the run's end, with the
+"""collbench check's files (jobs.ending.check_files): written into the run's check/ by the run's end, with the
 isolate verdict and as often (once), and the same files wherever the command copies them (--out)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.config.model import load_config, to_yaml
-from jobs.ending.check import FILES, write_check_files
+from jobs.ending.check_files import FILES, write_check_files
 from jobs.ending.finish import finish_run
-from jobs.inspect.check import assess_check
+from jobs.inspect.check_verdict import assess_check
 from jobs.inspect.report import assess
 from jobs.rundir.layout import RunDir
 from tests.jobs.rundir.files import fingerprint

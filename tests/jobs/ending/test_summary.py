@@ -1,5 +1,5 @@
 """table.txt, summary.json and nccl-tests/ (jobs.ending.summary), and an isolate run's verdict files
-(jobs.ending.isolate), are written once, when the run has ended, by whichever caller gets there first, and
+(jobs.ending.isolate_files), are written once, when the run has ended, by whichever caller gets there first, and
 never over; assessing a run (jobs.inspect) writes nothing."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from jobs.ending.isolate import record_isolate
+from jobs.ending.isolate_files import record_isolate
 from jobs.ending.summary import record_summary
-from jobs.inspect.isolate import assess_isolate
+from jobs.inspect.isolate_verdict import assess_isolate
 from jobs.inspect.report import Thresholds, assess, read_summary
 from jobs.rundir.records.rank import STATUS, RankState
 from tests.jobs.rundir.files import fingerprint

@@ -69,7 +69,7 @@ def test_a_snapshot_written_before_records_carried_a_version_reads_as_format_1()
 
 
 def test_a_snapshot_of_a_newer_format_is_left_out_and_named_in_one_line(tmp_path: Path) -> None:
-    from jobs.config.fabric import FabricSettings
+    from jobs.config.fabric_settings import FabricSettings
     from jobs.inspect.fabric import fabric_report
     from jobs.rundir.records.rank import RankState, RankStatus
 

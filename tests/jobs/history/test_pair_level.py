@@ -48,7 +48,7 @@ def test_the_level_of_a_pair_is_the_baseline_of_healthy_two_node_runs(history_ur
 def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, tmp_path: Path) -> None:
     import argparse
 
-    from jobs.cli.isolate import _with_level
+    from jobs.cli.isolate_command import _with_level
 
     history = open_history(history_url)
     sizes = ",".join(map(str, synthetic.SIZES))

@@ -3,7 +3,7 @@ ranks gave up waiting is named hung; nothing is blamed so when a rank failed on 
 
 from __future__ import annotations
 
-from jobs.inspect.check import silent_nodes
+from jobs.inspect.check_verdict import silent_nodes
 from jobs.inspect.postmortem import RankEnd
 
 TIMEOUT = "RuntimeError: Timed out waiting 6250ms for send operation to complete"
@@ -28,8 +28,8 @@ def test_nothing_is_named_hung_when_a_rank_failed_itself_or_most_went_silent() -
 
 
 def test_the_verdict_says_where_the_expected_level_came_from() -> None:
-    from jobs.inspect.check import CheckOutcome, verdict_lines
-    from jobs.isolate.check import check_verdict
+    from jobs.inspect.check_verdict import CheckOutcome, verdict_lines
+    from jobs.isolate.check_plan import check_verdict
     from jobs.isolate.verdict import Measured
 
     hosts = ["n1", "n2", "n3", "n4"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jobs.config.fabric import FabricSettings
+from jobs.config.fabric_settings import FabricSettings
 from jobs.fabric.ports import record
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.rundir.layout import RunDir

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from jobs.cli.main import main
-from jobs.config.isolate import IsolateSettings
-from jobs.inspect.isolate import IsolateOutcome, StoppedNode, lines, matrix_rows, to_plain
+from jobs.config.isolate_settings import IsolateSettings
+from jobs.inspect.isolate_verdict import IsolateOutcome, StoppedNode, lines, matrix_rows, to_plain
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.rounds import GroupKey, Rounds, replay
 from jobs.isolate.verdict import judge

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from jobs.isolate.check import WHOLE_ROUND, bounds, check_plan, check_verdict, plan_cost
+from jobs.isolate.check_plan import WHOLE_ROUND, bounds, check_plan, check_verdict, plan_cost
 from jobs.isolate.plan import Round, check_round
 from jobs.isolate.verdict import Measured
 

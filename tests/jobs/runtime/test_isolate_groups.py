@@ -1,4 +1,4 @@
-"""The groups of collbench isolate's rounds (jobs/runtime/isolate.py _join_round) on real gloo ranks: a group new
+"""The groups of collbench isolate's rounds (jobs/runtime/isolate_rounds.py _join_round) on real gloo ranks: a group new
 to the run is created by its members alone, one whose ranks were grouped before by every rank, and every
 group works: its all_reduce sums its own members only."""
 
@@ -13,7 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from jobs.launchers.local import free_port
-from jobs.runtime.isolate import _join_round
+from jobs.runtime.isolate_rounds import _join_round
 
 ROUNDS: list[tuple[tuple[int, ...], ...]] = [
     ((0, 1), (2, 3)),

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
-from jobs.isolate.check import bounds, check_plan, plan_cost, seed_for
+from jobs.isolate.check_plan import bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
 from slurm.steps import NotInAllocation, StepRefused, cluster_name, current_allocation, step_hosts
 
 if TYPE_CHECKING:
-    from jobs.inspect.check import CheckOutcome
+    from jobs.inspect.check_verdict import CheckOutcome
 
 EXIT_CANNOT_RUN = 4
 """The check itself could not run or settle (srun refused the step, nothing was measured, nodes were left
@@ -65,7 +65,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if loose:
         raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
     if args.node:
-        from jobs.cli.check_node import check_node
+        from jobs.cli.check_node_command import check_node
 
         return check_node(args.config, with_output_dir(args.words, args.output_dir_override), args.dry_run)
     cfg, source = check_config(args.config, with_output_dir(args.words, args.output_dir_override))
@@ -84,7 +84,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_RUN
     deadline_s = bounds(cfg.check.budget_s, len(check_plan(cfg.nodes, cfg.isolate.rounds, 0)), 1).deadline_s
     ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
-    from jobs.inspect.check import assess_check  # the verdict's modules only where a check ran
+    from jobs.inspect.check_verdict import assess_check  # the verdict's modules only where a check ran
 
     check = assess_check(run, assess(run))
     return _report(check, run, args, cfg, time.monotonic() - started, ran_out)
@@ -170,8 +170,8 @@ def _wait_within(launcher: Launcher[Any], run: RunDir, seconds: float) -> bool:
 
 
 def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
-    from jobs.ending.check import write_check_files
-    from jobs.inspect.check import drain_lines, verdict_lines
+    from jobs.ending.check_files import write_check_files
+    from jobs.inspect.check_verdict import drain_lines, verdict_lines
 
     print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
     if args.drain:

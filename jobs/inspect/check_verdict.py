@@ -1,15 +1,15 @@
 """collbench check's verdict from its run directory: the rounds replayed from the results (an isolate run
 in mode check), the nodes whose ranks stopped, and the vetted, cordoned and unchecked hostlists as text
-(jobs.ending.check writes them as the files a batch script reads)."""
+(jobs.ending.check_files writes them as the files a batch script reads)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobs.inspect.isolate import assess_isolate
+from jobs.inspect.isolate_verdict import assess_isolate
 from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
-from jobs.isolate.check import CheckVerdict, check_verdict
+from jobs.isolate.check_plan import CheckVerdict, check_verdict
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import collect_hostlist
 

@@ -12,7 +12,7 @@ import msgspec
 
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
-from jobs.isolate.check import WHOLE_ROUND
+from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds, group_figures, replay
 from jobs.isolate.verdict import Measured, Verdict, bisect_verdict, drain_command, exclude_override, judge

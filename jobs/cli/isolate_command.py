@@ -146,7 +146,7 @@ def _report(run: RunDir, args: argparse.Namespace) -> int:
 
 
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
-    from jobs.inspect.isolate import plot_matrix, to_plain
+    from jobs.inspect.isolate_verdict import plot_matrix, to_plain
 
     iso = assess_isolate_run(outcome, run)
     if args.format == "json":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collectives.settings import parse_size_list
-from jobs.config.isolate import DEFAULT_TOLERANCE, IsolateSettings
+from jobs.config.isolate_settings import DEFAULT_TOLERANCE, IsolateSettings
 
 MAX_PAIR_ROUNDS = 2
 """Two rounds of pairs tell the slow node from its partner (it is slow with both partners, they with one);

@@ -1,11 +1,11 @@
-"""collbench check's verdict (jobs.inspect.check) as the files a batch script reads: in the run's check/
+"""collbench check's verdict (jobs.inspect.check_verdict) as the files a batch script reads: in the run's check/
 at the run's end, and in the user's `--out DIR` by the command."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.inspect.check import CheckOutcome, hostlist
+from jobs.inspect.check_verdict import CheckOutcome, hostlist
 
 FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
 """What `write_check_files` leaves in a directory: three hostlists (one line each, empty when none) and one

@@ -1,4 +1,4 @@
-"""isolate.json and isolate-matrix.csv: an isolate run's verdict (jobs.inspect.isolate), written once."""
+"""isolate.json and isolate-matrix.csv: an isolate run's verdict (jobs.inspect.isolate_verdict), written once."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import csv
 import io
 
 from jobs.ending.summary import READ_ONLY
-from jobs.inspect.isolate import IsolateOutcome, matrix_rows, verdict_record
+from jobs.inspect.isolate_verdict import IsolateOutcome, matrix_rows, verdict_record
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_VERDICT
 from jobs.rundir.writing import create_exclusive, write_atomic
