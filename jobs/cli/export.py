@@ -52,6 +52,7 @@ def _runs(ref: str, output_dir: str) -> list[RunDir]:
 
 
 def cmd_prometheus(args: argparse.Namespace) -> int:
+    from jobs.ending import prometheus_delivery
     from jobs.inspect.exports import prometheus
     from jobs.rundir.records.codec import RecordError
 
@@ -62,12 +63,12 @@ def cmd_prometheus(args: argparse.Namespace) -> int:
             return 0
         if args.textfile is not None:
             registry = prometheus.registry_of(runs, args.cluster, args.config_label)
-            prometheus.write_textfile(Path(args.textfile), registry)
+            prometheus_delivery.write_textfile(Path(args.textfile), registry)
             print(f"collbench: metrics of {len(runs)} run(s) written to {args.textfile}", file=sys.stderr)
         if args.pushgateway is not None:
             for run in runs:
                 metrics = prometheus.run_metrics(run, args.cluster, args.config_label)
-                prometheus.push(args.pushgateway, metrics, args.timeout)
+                prometheus_delivery.push(args.pushgateway, metrics, args.timeout)
                 group = ", ".join(f"{k}={v}" for k, v in metrics.grouping_key.items())
                 print(f"collbench: {run.run_id} pushed to {args.pushgateway} (job=collbench, {group})", file=sys.stderr)
     except (prometheus.ExportError, RecordError) as error:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.config.schema import ConfigError
+from jobs.ending import prometheus_delivery
 from jobs.inspect.exports import prometheus
 from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.rundir.layout import RunDir
@@ -46,7 +47,7 @@ def export_ended_run(
     if exports.prometheus_textfile:
         textfile = exports.prometheus_textfile
         try:
-            prometheus.write_textfile(Path(textfile).expanduser(), metrics.registry)
+            prometheus_delivery.write_textfile(Path(textfile).expanduser(), metrics.registry)
         except (prometheus.ExportError, RecordError, OSError) as error:
             done = False
             say(
@@ -56,7 +57,7 @@ def export_ended_run(
     if exports.pushgateway:
         url = exports.pushgateway
         try:
-            prometheus.push(url, metrics, exports.timeout_s)
+            prometheus_delivery.push(url, metrics, exports.timeout_s)
         except (prometheus.ExportError, RecordError, OSError) as error:
             done = False
             say(

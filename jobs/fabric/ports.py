@@ -1,6 +1,6 @@
 """The kernel's view of a node's RDMA ports and network interfaces, read from sysfs: taken by local rank 0 at
-the start and at the end of the job, so that a port that is down, trained to a lower rate, or counting
-errors during the job is named with its host and device.
+the start and at the end of the job (jobs.runtime.port_snapshots writes them), so that a port that is down,
+trained to a lower rate, or counting errors during the job is named with its host and device.
 
     <root>/class/infiniband/<hca>/ports/<p>/{state,phys_state,rate,link_layer}, counters/*
     <root>/class/net/<if>/{operstate,speed,mtu}
@@ -12,8 +12,7 @@ import re
 import time
 from pathlib import Path
 
-from jobs.rundir.layout import RunDir
-from jobs.rundir.records.ports import PORTS, NetInterface, PortSnapshot, RdmaPort
+from jobs.rundir.records.ports import NetInterface, PortSnapshot, RdmaPort
 
 ERROR_COUNTERS = (
     "symbol_error",
@@ -37,14 +36,6 @@ _RATE = re.compile(r"(?P<gbps>\d+(?:\.\d+)?)\s*Gb/sec")
 def snapshot(root: Path, host: str) -> PortSnapshot:
     """Every RDMA port and network interface under this sysfs root."""
     return PortSnapshot(host=host, taken_at=time.time(), rdma=_rdma_ports(root), net=_interfaces(root))
-
-
-def record(run: RunDir, root: Path, host: str, when: str) -> Path:
-    """Take this node's snapshot into the run directory: fabric/ports-<host>-<when>.json."""
-    path = run.port_snapshot(host, when)
-    path.parent.mkdir(exist_ok=True)
-    PORTS.write(path, snapshot(root, host))
-    return path
 
 
 def _rdma_ports(root: Path) -> dict[str, dict[str, RdmaPort]]:

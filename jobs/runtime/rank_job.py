@@ -19,7 +19,6 @@ from collectives.results import placement_name
 from jobs.config.model import NCCL_INFO_SUBSYSTEMS, Config, config_from_plain
 from jobs.config.secrets import FROM_ENVIRONMENT
 from jobs.ending.summary import record_summary
-from jobs.fabric import ports
 from jobs.inspect.report import assess, read_statuses
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import (
@@ -35,6 +34,7 @@ from jobs.rundir.writing import write_json_atomic
 from jobs.runtime.environment import capture_environment
 from jobs.runtime.heartbeat import Heartbeat, StackDumps
 from jobs.runtime.placement import LocalRendezvous, Placement, detect_placement
+from jobs.runtime.port_snapshots import record_ports
 from jobs.runtime.rank_logging import setup_rank_logging
 from jobs.runtime.setup_probe import probe_rendezvous
 from jobs.runtime.stop_signals import RankStopped, SignalWatch
@@ -111,7 +111,7 @@ def _snapshot_ports(cfg: Config, run: RunDir, placement: Placement, when: str) -
     if placement.local_rank != 0:
         return
     try:
-        ports.record(run, Path(cfg.fabric.sysfs_root), placement.host, when)
+        record_ports(run, Path(cfg.fabric.sysfs_root), placement.host, when)
     except OSError as error:
         logger.warning(f"port snapshot ({when}) not taken: {error}")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jobs.fabric.ports import error_growth, record, snapshot
+from jobs.fabric.ports import error_growth, snapshot
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.ports import PORTS, NetInterface
+from jobs.runtime.port_snapshots import record_ports
 from tests.jobs.fabric.sysfs import node, write_interface, write_port
 
 
@@ -48,7 +49,7 @@ def test_a_machine_without_rdma_or_sysfs_gives_empty_maps(tmp_path: Path) -> Non
 def test_a_snapshot_is_recorded_with_its_format_and_reads_back(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "run")
     run.path.mkdir()
-    path = record(run, node(tmp_path / "sys"), "n1", "start")
+    path = record_ports(run, node(tmp_path / "sys"), "n1", "start")
     assert path == run.port_snapshot("n1", "start")
     snap = PORTS.read(path)
     assert snap.version == 1 and snap.rdma["mlx5_7"]["1"].rate_gbps == 400.0 and "eth0" in snap.net
@@ -75,7 +76,7 @@ def test_a_snapshot_of_a_newer_format_is_left_out_and_named_in_one_line(tmp_path
 
     run = RunDir(tmp_path / "run")
     run.path.mkdir()
-    record(run, node(tmp_path / "sys"), "n1", "start")
+    record_ports(run, node(tmp_path / "sys"), "n1", "start")
     newer = run.port_snapshot("n2", "start")
     newer.write_text(json.dumps({"version": 99, "host": "n2"}))
     statuses = {

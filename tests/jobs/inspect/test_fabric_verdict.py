@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from jobs.config.fabric_settings import FabricSettings
-from jobs.fabric.ports import record
 from jobs.inspect.fabric import FabricReport, fabric_report
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import RankState, RankStatus
+from jobs.runtime.port_snapshots import record_ports
 from tests.jobs.fabric.nccl_formats import NODES, PROFILES, host_of, job_logs
 from tests.jobs.fabric.sysfs import node, write_port
 
@@ -35,10 +35,10 @@ def a_run(tmp_path: Path, logs: dict[int, str], **port_changes: dict[str, Any]) 
         run.nccl_debug_log(rank).write_text(text)
     for host in NODES:
         root = node(tmp_path / f"sys-{host}")
-        record(run, root, host, "start")
+        record_ports(run, root, host, "start")
         if host in port_changes:
             write_port(root, "mlx5_3", **port_changes[host])
-        record(run, root, host, "end")
+        record_ports(run, root, host, "end")
     return run
 
 
@@ -86,7 +86,7 @@ def test_a_port_that_went_down_during_the_job_is_named(tmp_path: Path) -> None:
 def test_a_port_trained_down_is_compared_with_the_same_port_elsewhere(tmp_path: Path) -> None:
     run = a_run(tmp_path, job_logs(PROFILES["2.21.5"]))
     write_port(tmp_path / "sys-n2", "mlx5_3", rate=200)
-    record(run, tmp_path / "sys-n2", "n2", "start")
+    record_ports(run, tmp_path / "sys-n2", "n2", "start")
     found = report(run)
     assert found.findings == ["n2 mlx5_3 port 1 runs at 200 Gb/sec; the same port on n1 at 400 Gb/sec (trained down?)"]
     assert "n2          NCCL 2.21.5  network IB  mlx5_[0-7] (8 ports ACTIVE 400/200 Gb/sec)" in found.hosts[1].line()
@@ -136,8 +136,8 @@ def test_without_rdma_devices_or_nccl_the_section_says_so_plainly(tmp_path: Path
     run = RunDir(tmp_path / "run")
     run.logs_dir.mkdir(parents=True)
     for host in ("n1", "n2"):
-        record(run, tmp_path / "empty-sysfs", host, "start")
-        record(run, tmp_path / "empty-sysfs", host, "end")
+        record_ports(run, tmp_path / "empty-sysfs", host, "start")
+        record_ports(run, tmp_path / "empty-sysfs", host, "end")
     statuses = {rank: status(rank, host) for rank, host in enumerate(["n1", "n1", "n2", "n2"])}
     found = fabric_report(run, backend, FabricSettings(max_port_errors=0), statuses)
     first = "NCCL was not used (backend gloo): no transport to report" if backend == "gloo" else (
