@@ -262,7 +262,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.output is None:
         print(text, end="")
         return 0
-    from jobs.rundir.records.codec import write_atomic
+    from jobs.rundir.writing import write_atomic
 
     try:
         write_atomic(args.output, text.encode())

@@ -16,9 +16,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-# write_atomic is re-exported for jobs/cli/history.py until it imports jobs.rundir.writing
-from jobs.rundir.writing import create_exclusive
-from jobs.rundir.writing import write_atomic as write_atomic
+from jobs.rundir.writing import create_exclusive, write_atomic
 
 R = TypeVar("R")
 Plain = dict[str, Any]
