@@ -1,21 +1,23 @@
-"""One interface for every launcher, as torchx's `Scheduler`: the CLI asks it and never names a launcher.
+"""One interface for every launcher, as torchx's `Scheduler`: the CLI asks the launcher its config names
+(jobs.launchers.registry; collbench check derives a config with launcher slurm-step, check --node one
+with local) and never imports a launcher.
 
-A launcher builds a request apart from starting it (so a dry run prints exactly what would run), starts
-it, describes many runs in one call, waits for them, cancels one, and says where its logs are.
+One way to start a run, whatever the launcher and whatever the command:
 
-A new launcher fits without touching the CLI, as the step launcher did (jobs.launchers.step,
-"slurm-step", registered in jobs.launchers.registry): the ranks as one `srun` job step inside an
-allocation the user already holds (`salloc`, a batch script calling `collbench check` or `run`):
+- `request(cfg)`: the request built apart from starting it, typed per launcher (`Request[PayloadT]`: an
+  sbatch request, srun's argv, the local command); a dry run prints its text, with RUN_ID for the run id;
+- `prepare(cfg)`: every check once, before any run directory exists (the output directory, the
+  launcher's own `check_can_start`, the history), then the request those checks were made for, at the
+  run directory it will create (RunDir.new_path);
+- `start(request)`: that request carried out: its run directory, then its ranks; nothing is left behind if
+  starting fails;
+- `launch(cfg)`: `start(prepare(cfg))`, what `run`, `submit`, `isolate`, `check` and `check --node` call
+  (`scale` prepares every node count's request before it starts any).
 
-- `build_request`: the `srun -v --nodes=N --ntasks-per-node=T --nodelist=... --kill-on-bad-exit=1 ...
-  python -m submitit.core._submit FOLDER` command line (the same RankEntry pickled into FOLDER), its text
-  the exact command; `check_can_start` checks SLURM_JOB_ID is set and the allocation offers `nodes` nodes;
-- `start`: the run directory, then `srun` as a child process (a job step, id JOBID.STEP, read from srun
-  -v's own words); `detached` is False, like the local launcher, since the step ends with this process;
-- `describe`: the child process while it lives (`squeue --steps` for a step started elsewhere), then the
-  ranks' statuses, as the local launcher;
-- `wait`: a loop over the child process, up to the timeout; `cancel`: `scancel JOBID.STEP` (the step,
-  never the allocation); `log_locations`: the ranks' logs and srun's stderr file.
+Then a launcher describes many runs in one call, waits for them (ending each run once it sees it end:
+jobs.launchers.run_end), cancels one, and says where its logs are. The local and step launchers run their
+ranks as this process's child and share one wait loop (jobs.launchers.children); the Slurm launcher's
+runs outlive this process and are waited for by jobs.launchers.watcher.
 """
 
 from __future__ import annotations
