@@ -1,30 +1,24 @@
 """`collbench history`: record run directories, list runs, a figure's trend and baseline, a node's record.
-SQLAlchemy is imported only here, when the command runs: other commands start as fast as before."""
+jobs.history (and with it SQLAlchemy) is imported inside the handlers, when the command runs: other
+commands start as fast as before."""
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import re
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.cli.history_rows import Row, csv_text, print_rows
 from jobs.config.model import ConfigError, load_config
 
 if TYPE_CHECKING:
     from jobs.history.database import History
-    from jobs.history.held import HeldRun
     from jobs.history.queries import Baseline, Filters, TrendPoint
-    from jobs.inspect.compare import Tolerance
-    from jobs.inspect.report import RunOutcome
-    from jobs.rundir.layout import RunDir
 
-Row = dict[str, Any]
 SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -141,7 +135,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     with _open(args) as history:
         runs = list_runs(history, _filters(args), args.limit)
-    _print([run.to_plain() for run in runs], args.format, "runs")
+    print_rows([run.to_plain() for run in runs], args.format, "runs")
     return 0
 
 
@@ -156,7 +150,7 @@ def _cmd_trend(args: argparse.Namespace) -> int:
         plain = {"median": base.median, "mad": base.mad, "runs": base.runs} if base else None
         print(json.dumps({"format": "collbench-history", "view": "trend", "baseline": plain, "rows": rows}, indent=1))
     else:
-        _print(rows, args.format, "trend")
+        print_rows(rows, args.format, "trend")
     if args.format == "table":
         print(_baseline_line(base, args.figure))
     if args.plot:
@@ -195,11 +189,11 @@ def _plot(points: list[TrendPoint], base: Baseline | None, args: argparse.Namesp
 
 
 def _cmd_node(args: argparse.Namespace) -> int:
-    from jobs.history.queries import node_record
+    from jobs.history.node_record import node_record
 
     with _open(args) as history:
         events = node_record(history, args.host)
-    _print([event.to_plain() for event in events], args.format, "node")
+    print_rows([event.to_plain() for event in events], args.format, "node")
     if args.format == "table" and not events:
         print(f"# no verdict in the history names {args.host}")
     return 0
@@ -217,8 +211,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"format": "collbench-history", "view": "show", **held.to_plain()}, indent=1))
     elif args.format == "csv":
-        print(_csv([_show_row(row) for row in held.judgement.rows]), end="")
+        print(csv_text([_show_row(row) for row in held.judgement.rows]), end="")
     else:
+        from jobs.cli.against_history import held_lines
+
         print("\n".join(held_lines(held)))
         if held.judgement.against:
             print(f"# judged against {len(held.judgement.against)} run(s): {', '.join(held.judgement.against)}")
@@ -245,7 +241,7 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
         print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
     elif args.format == "csv":
-        print(_csv([{"run_id": run_id} for run_id in done.runs]), end="")
+        print(csv_text([{"run_id": run_id} for run_id in done.runs]), end="")
     else:
         for run_id in done.runs:
             print(f"{'would remove' if done.dry_run else 'removed'} {run_id}")
@@ -270,86 +266,3 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise ConfigError(f"history export: --output {args.output}: {error.strerror or error}") from None
     print(f"collbench: {len(runs)} run(s) written to {args.output}", file=sys.stderr)
     return 0
-
-
-def _print(rows: list[Row], fmt: str, view: str) -> None:
-    if fmt == "json":
-        print(json.dumps({"format": "collbench-history", "view": view, "rows": rows}, indent=1))
-    elif fmt == "csv":
-        print(_csv(rows), end="")
-    else:
-        print("\n".join(_table(rows)))
-
-
-def _csv(rows: list[Row]) -> str:
-    out = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return out.getvalue()
-
-
-def _cell(name: str, value: Any) -> str:
-    if name == "started" and isinstance(value, float):
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return "" if value is None else str(value)
-
-
-def _table(rows: Sequence[Row]) -> list[str]:
-    if not rows:
-        return []
-    names = list(rows[0])
-    cells = [[_cell(n, row[n]) for n in names] for row in rows]
-    widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
-    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
-    return lines + ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-
-
-def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True) -> None:
-    """--against-history (and its --tolerance, --db) on wait, report and compare."""
-    command.add_argument(
-        "--against-history",
-        action="store_true",
-        help="also hold the run against the median of the last healthy runs of its config and node count in the "
-        "results history; exit 1 on a regression",
-    )
-    if tolerance:
-        command.add_argument(
-            "--tolerance", default="5%", help="--against-history: a drop always allowed, with 3 MAD (default 5%%)"
-        )
-    command.add_argument("--db", dest="history_url", metavar="URL", default=None,
-                         help="--against-history: the history's URL (default: the run's history.url)")  # fmt: skip
-    command.set_defaults(db=None)
-
-
-def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> int:
-    """Hold the run's rows against its history and say so: the table (table format) on stdout, each
-    regression, the runs judged against and a history too thin to judge on stderr. 1 on a regression."""
-    from jobs.history.against import MADS
-    from jobs.history.held import hold_run
-
-    held = hold_run(run, outcome, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", history_url)
-    if fmt == "table":
-        print("\n".join(held_lines(held)), flush=True)
-    say_held(held)
-    return held.judgement.exit_code
-
-
-def held_lines(held: HeldRun) -> list[str]:
-    from jobs.history.against import lines
-
-    return [held.header(), *lines(held.judgement)]
-
-
-def say_held(held: HeldRun, prefix: str = "") -> None:
-    judgement = held.judgement
-    for row in judgement.regressions:
-        print(f"collbench: REGRESSION against the history: {prefix}{row.regression()}", file=sys.stderr)
-    if judgement.against:
-        shown = ", ".join(judgement.against)
-        print(f"collbench: history: {prefix}judged against {len(judgement.against)} run(s): {shown}", file=sys.stderr)
-    if judgement.thin_line():
-        print(f"collbench: history: {prefix}{judgement.thin_line()}", file=sys.stderr)

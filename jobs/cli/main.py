@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"collbench {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from jobs.cli.history import add_against_history
+    from jobs.cli.against_history import add_against_history
 
     run = commands.add_parser("run", help="run the sweep and print its tables (a Slurm config: submit and wait)")
     _add_config_args(run, "print the resolved config; launch nothing")

@@ -82,7 +82,7 @@ def held_against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namesp
     """With --against-history: the run held against its history (reads it; writes nothing into the run)."""
     if not getattr(args, "against_history", False):
         return EXIT_OK
-    from jobs.cli.history import against_history
+    from jobs.cli.against_history import against_history
     from jobs.inspect.compare import Tolerance
 
     return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jobs.cli.history import add_against_history
+from jobs.cli.against_history import add_against_history
 from jobs.config.model import ConfigError, derive, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.inspect.report import assess
@@ -233,7 +233,7 @@ def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Compariso
 def _compare_with_history(args: argparse.Namespace, tolerance: Tolerance) -> int:
     """`compare RUN --against-history`: the run (or each run of a sweep) against the median of the last healthy
     runs of its config and node count in the history; reads the runs, writes nothing into them."""
-    from jobs.cli.history import held_lines, say_held
+    from jobs.cli.against_history import held_lines, say_held
     from jobs.history.against import MADS
     from jobs.history.held import hold_run
 

@@ -1,4 +1,5 @@
-"""What `collbench history` asks: runs by filters, one figure's trend with its baseline, a node's record.
+"""What `collbench history` asks: runs by filters, one figure's trend with its baseline (a node's record:
+jobs.history.node_record).
 Every view is a list of typed records (frozen dataclasses); `to_plain()` gives each as the row the CLI
 renders as a table, JSON or CSV (its keys, in order, are the output's columns)."""
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, or_, select
+from sqlalchemy import Select, and_, exists, func, select
 
 from jobs.history import schema
 from jobs.history.against import BASELINE_RUNS, MIN_BASELINE_RUNS, Key, Past, median_mad
@@ -272,74 +273,3 @@ def recorded_rows(history: History, run: RecordedRun) -> list[RecordedResult]:
     )
     with history.engine.connect() as connection:
         return [RecordedResult(row.op, row.requested_size, row.busbw, row.group) for row in connection.execute(query)]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeEvent:
-    """One verdict that named a host: its run, what kind (isolate node, isolate link, fabric, failure, slow
-    host) and the verdict's words."""
-
-    run_id: str
-    started: float
-    what: str
-    detail: str
-
-    def to_plain(self) -> Row:
-        return asdict(self)
-
-
-def node_record(history: History, host: str) -> list[NodeEvent]:
-    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, ranks blamed for a
-    failure, slow at its own work: what the run's own verdict said, nothing it held is no evidence."""
-    events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
-    events += _failures(history, host) + _slow(history, host)
-    return sorted(events, key=lambda e: (e.started, e.run_id, e.what))
-
-
-def _with_run(*columns: Any) -> Select[Any]:
-    return select(schema.runs.c.run_id, schema.runs.c.started, *columns)
-
-
-def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[NodeEvent]:
-    with history.engine.connect() as connection:
-        found = connection.execute(query).mappings().all()
-    return [NodeEvent(r["run_id"], r["started"], what, detail.format(**r)) for r in found]
-
-
-def _isolate_nodes(history: History, host: str) -> list[NodeEvent]:
-    t = schema.isolate_nodes.c
-    query = _with_run(t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
-    query = query.where(t.host == host, t.bad.is_(True))
-    detail = (
-        "isolate: bad node, median busbw {median_busbw:.2f} GB/s ({ratio:.2f} of the level), {slow}/{measurements} slow"
-    )
-    return _rows(history, query, "isolate node", detail)
-
-
-def _isolate_links(history: History, host: str) -> list[NodeEvent]:
-    t = schema.isolate_links.c
-    query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio).join(schema.isolate_links)
-    query = query.where(or_(t.host_a == host, t.host_b == host))
-    detail = "isolate: bad link {host_a}-{host_b}, busbw {busbw:.2f} GB/s ({ratio:.2f} of the level)"
-    return _rows(history, query, "isolate link", detail)
-
-
-def _fabric(history: History, host: str) -> list[NodeEvent]:
-    t = schema.fabric.c
-    query = _with_run(t.kind, t.line).join(schema.fabric).where(t.host == host)
-    return _rows(history, query, "fabric", "fabric {kind}: {line}")
-
-
-def _failures(history: History, host: str) -> list[NodeEvent]:
-    """Runs whose verdict blamed ranks of `host`: not those where its ranks were only stopped by srun's
-    clean-up, or noticed a peer lost, after another node's failure."""
-    t = schema.hosts.c
-    query = _with_run(t.blamed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
-    return _rows(history, query, "failure", "{blamed_ranks} of its {ranks} rank(s) named the cause of the failure")
-
-
-def _slow(history: History, host: str) -> list[NodeEvent]:
-    """Runs whose report named `host` slow at its own work (never for where its timers came last)."""
-    t = schema.hosts.c
-    query = _with_run(t.slow).join(schema.hosts).where(t.host == host, t.slow != "")
-    return _rows(history, query, "slow host", "{slow}")

@@ -16,7 +16,8 @@ from jobs.history import schema
 from jobs.history.database import History, open_history, resolve_history_url
 from jobs.history.hook import record_ended_run
 from jobs.history.ingest import ingest, record_run
-from jobs.history.queries import Filters, baseline, list_runs, node_record, trend
+from jobs.history.node_record import node_record
+from jobs.history.queries import Filters, baseline, list_runs, trend
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.attempts import Attempt, Attempts
 from tests.jobs.rundir import synthetic

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jobs.history.database import open_history
 from jobs.history.ingest import record_run
-from jobs.history.queries import node_record
+from jobs.history.node_record import node_record
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import STATUS, RankState
 from tests.jobs.rundir import synthetic
