@@ -15,10 +15,10 @@ import pytest
 
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import RankState
-from jobs.runtime import rank_job
+from jobs.runtime import status_writer
 from jobs.runtime.heartbeat import StackDumps
 from jobs.runtime.placement import Placement
-from jobs.runtime.rank_job import StatusWriter
+from jobs.runtime.status_writer import StatusWriter
 from jobs.runtime.stop_signals import RankStopped, SignalWatch
 
 HEADING = "# collbench: Python stacks of every thread (stopped by SIGTERM):"
@@ -79,7 +79,7 @@ def test_a_stop_is_recorded_once_with_the_stacks(rank: Rank) -> None:
 def test_when_the_main_thread_is_first_it_records_the_stop_and_the_stacks(
     rank: Rank, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rank_job, "STOP_RECORD_WAIT_S", 0.05)
+    monkeypatch.setattr(status_writer, "STOP_RECORD_WAIT_S", 0.05)
     rank.status.fail(RankStopped("SIGTERM"))  # the watcher never got to it
     assert (rank.recorded()["state"], rank.recorded()["signal"]) == ("stopped", "SIGTERM")
     assert rank.headings() == 1
