@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import TextIO
 
 from jobs.cli.options import with_output_dir
-from jobs.cli.outcome import assess_isolate_run, print_isolate, wait_and_render
+from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
-from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
@@ -42,14 +41,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="where runs live: wait/report look ids up there (default: runs); a new run is created there "
         "(the config's output_dir)",
     )
-    isolate.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
-    isolate.add_argument(
-        "--progress-every",
-        type=float,
-        default=PLAIN_EVERY_S,
-        metavar="S",
-        help=f"wait, without a terminal: a progress line every S seconds (default {PLAIN_EVERY_S:g})",
-    )
+    add_wait_args(isolate, "wait")
     isolate.add_argument("--format", choices=("table", "json"), default="table", help="wait/report: what to print")
     isolate.add_argument("--plot", metavar="FILE.png", help="wait/report: the busbw matrix as a heatmap (matplotlib)")
     isolate.set_defaults(handler=cmd_isolate, min_busbw=None, busbw_sizes=(0, None))

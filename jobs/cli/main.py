@@ -12,6 +12,7 @@ from collectives.results import ResultFormatError
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
     add_output_args,
+    add_wait_args,
     assess_run,
     check_tolerance,
     held_against_history,
@@ -21,7 +22,6 @@ from jobs.cli.outcome import (
 )
 from jobs.config.model import ConfigError, load_config, to_yaml
 from jobs.inspect.report import read_statuses
-from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.codec import RecordError
@@ -119,14 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("run", metavar="JOB_OR_RUN", help="Slurm job id, run id, or run directory")
         command.add_argument("--output-dir", default="runs", help="where to look up job and run ids (default: runs)")
         if name == "wait":
-            command.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds")
-            command.add_argument(
-                "--progress-every",
-                type=float,
-                default=PLAIN_EVERY_S,
-                metavar="S",
-                help=f"without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
-            )
+            add_wait_args(command)
         if name in ("wait", "report"):
             add_output_args(command)
         if name == "report":

@@ -25,6 +25,20 @@ EXIT_OK, EXIT_FAILED = 0, 1
 Render = Callable[[RunOutcome, RunDir, str], int]
 
 
+def add_wait_args(command: argparse.ArgumentParser, action: str = "") -> None:
+    """--timeout and --progress-every on a command that waits for a run (`action`: 'wait' where the
+    command does more than wait, so its help says when they apply)."""
+    when = f"{action}: " if action else ""
+    command.add_argument("--timeout", type=float, default=None, metavar="S", help=f"{when}give up after S seconds")
+    command.add_argument(
+        "--progress-every",
+        type=float,
+        default=PLAIN_EVERY_S,
+        metavar="S",
+        help=f"{when}without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
+    )
+
+
 def add_output_args(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--format",
