@@ -176,11 +176,13 @@ def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Con
     print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
     if args.drain:
         print("\n".join(drain_lines(check)))
-    folders = [run.check_dir]  # written where the run ended (jobs.ending)
+    # check/ is written where the run ended (jobs.ending); a step that outlived even its cancel has not ended
+    folders = [run.check_dir] if run.check_dir.is_dir() else []
     if args.out:
         write_check_files(check, args.out)
         folders.append(args.out)
-    print(f"# files: {', '.join(str(folder) for folder in folders)} (vetted, cordoned, cordoned-reasons, unchecked)")
+    if folders:
+        print(f"# files: {', '.join(map(str, folders))} (vetted, cordoned, cordoned-reasons, unchecked)")
     code = check.verdict.exit_code
     if ran_out:
         print(f"collbench: the check ran past its budget of {cfg.check.budget_s:g} s; its step was cancelled",
