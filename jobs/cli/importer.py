@@ -1,6 +1,6 @@
 """`collbench import FILE...`: nccl-tests' output (its text tables, its -J JSON files) made into an ordinary
 run directory with launcher imported, which report, compare, history and the exports read like any run
-(jobs/inspect/imports reads the files, jobs/launchers/imported.py writes the directory; docs/exports.md)."""
+(jobs/imports reads the files, jobs/launchers/imported.py writes the directory; docs/exports.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The config's `exports` section: Prometheus metrics written and pushed at the end of every run, by the
-launcher side that writes the run's final files (jobs/launchers/exports.py), as `collbench export
-prometheus` does by hand (docs/exports.md)."""
+"""The config's `exports` section: Prometheus metrics written and pushed at the end of every run, where the
+run ends on the login node (jobs/ending/exports.py), as `collbench export prometheus` does by hand
+(docs/exports.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """collbench check's verdict (jobs.inspect.check_verdict) as the files a batch script reads: in the run's check/
-at the run's end, and in the user's `--out DIR` by the command."""
+at the run's end, and in the user's `--output DIR` by the command."""
 
 from __future__ import annotations
 

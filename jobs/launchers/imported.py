@@ -5,7 +5,7 @@ No rank ran here, so this launcher starts nothing and waits for nothing; what it
 and the launcher would have written: run.json (launcher imported, the files read), config.yaml (the
 nccl-tests run's parameters as a collbench config), one status, env and results file per rank, then the
 final files (summary.json, nccl-tests/, table.txt) through the same writer as every run. It sits with the
-launchers because, like them, it makes a run directory; the parsing is a reader's (jobs.inspect.imports).
+launchers because, like them, it makes a run directory; the parsing is jobs.imports', which writes nothing.
 
 The directory is written whole under a scratch folder in output_dir and renamed into place last, so a
 failure leaves nothing half-made behind."""

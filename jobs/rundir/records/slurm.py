@@ -1,4 +1,5 @@
-"""slurm.json: what Slurm said of the job when `wait` or `status` last asked."""
+"""slurm.json: what Slurm said of the job when `wait` last asked (status and report only read it, and add
+what Slurm says now in memory)."""
 
 from __future__ import annotations
 
