@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,30 @@ def collbench(*args: str, cwd: Path, timeout: float = 300, env: dict[str, str] |
         check=False,
     )
     return CommandResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """The predicate's first true value, polled; a failed assertion naming `what` past the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        time.sleep(0.3)
+
+
+def startup_s(*prefix: str, cwd: Path, env: dict[str, str] | None = None) -> float:
+    """What starting `collbench` costs here and now, before a command starts its own clock: a fresh
+    interpreter that imports the CLI and parses `check --help` (behind `prefix`, e.g. srun, when given).
+    A bound on a whole command's wall time is its budget plus this, measured under the same load."""
+    started = time.monotonic()
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "jobs.cli", "check", "--help"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return time.monotonic() - started
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """`collbench check --node` on this machine: a rank that fails and a rank that hangs each end the check
-within its 10 s with exit 1 and one line naming the rank and what happened (a drain reason)."""
+within its budget (check.local_budget_s) with exit 1 and one line naming the rank and what happened (a
+drain reason)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import collbench
+from tests.conftest import collbench, startup_s
 
 pytestmark = pytest.mark.integration
+
+BUDGET_S = 30.0
+"""check.local_budget_s for these checks. The default 10 s holds on an idle node; on a loaded 2-core CI
+machine two ranks importing torch have taken over 10 s, and the check then rightly says the ranks did not
+finish instead of naming the failed or hung one. A hung rank is named by its peer after 0.3 of the budget
+(check_node_command.COLLECTIVE_SHARE), so 30 s leaves about 20 s for the ranks to start."""
 
 
 @pytest.mark.parametrize(
@@ -24,12 +31,19 @@ pytestmark = pytest.mark.integration
 def test_a_failed_or_hung_rank_fails_the_node_in_one_line_within_the_budget(
     workdir: Path, fault: str, said: str
 ) -> None:
+    startup = startup_s(cwd=workdir)
     started = time.monotonic()
-    result = collbench("check", "--node", "check.local_sizes=[64K]", f"output_dir={workdir}", fault, cwd=workdir)
+    result = collbench(
+        "check", "--node", "check.local_sizes=[64K]", f"check.local_budget_s={BUDGET_S:g}", f"output_dir={workdir}",
+        fault, cwd=workdir,
+    )  # fmt: skip
     took = time.monotonic() - started
+    print(f"check --node, {fault}: {took:.1f} s, of which starting the interpreter about {startup:.1f} s")
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.fullmatch(rf"FAIL \S+: {said}[^\n]*\n", result.stdout), result.stdout
-    assert took < 10 + 1, f"{took:.1f} s over the 10 s budget (interpreter start allowed 1 s)"
+    # the product's promise: from its start (after the interpreter's) to its line within the budget (the
+    # ranks are stopped END_WAIT_S before it ends); the interpreter's start is measured, not guessed
+    assert took < BUDGET_S + startup, f"{took:.1f} s over the {BUDGET_S:g} s budget + {startup:.1f} s to start"
 
 
 def test_bad_input_is_refused_before_anything_starts(workdir: Path) -> None:

