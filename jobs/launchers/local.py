@@ -65,12 +65,28 @@ def start_local(cfg: Config, config_plain: dict[str, Any], run: RunDir) -> submi
     master_addr, master_port = "127.0.0.1", cfg.rendezvous.master_port or free_port()
     # submitit's controller inherits our stdout/stderr; on cancel it dies of KeyboardInterrupt with a
     # traceback that belongs in the run directory, not on the user's terminal.
-    with stdio_redirected_to(run.submitit_dir / "controller.log"):
+    with stdio_redirected_to(run.submitit_dir / "controller.log"), sigint_not_ignored():
         job = executor.submit(
             RankEntry(config=config_plain, run_dir=str(run.path), local_rendezvous=(master_addr, master_port))
         )
     run.update_meta(job_id=str(job.job_id), master_addr=master_addr, master_port=master_port)
     return job
+
+
+@contextlib.contextmanager
+def sigint_not_ignored() -> Iterator[None]:
+    """A child started here answers SIGINT, even where this process was started with SIGINT ignored (a
+    shell's background job, a prolog): the local run is cancelled by SIGINT to submitit's controller, and
+    an ignored disposition, unlike a handler, survives exec, so the cancel would do nothing and the ranks
+    would outlive it."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler: the child starts at SIG_DFL
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager

@@ -5,6 +5,9 @@ drain reason)."""
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,3 +53,23 @@ def test_bad_input_is_refused_before_anything_starts(workdir: Path) -> None:
     result = collbench("check", "--node", "check.local_ranks=0", f"output_dir={workdir}", cwd=workdir)
     assert result.returncode == 2 and "check.local_ranks: 0 must be >= 1" in result.stderr, result.stderr
     assert list(workdir.iterdir()) == []
+
+
+def test_a_check_started_with_sigint_ignored_still_stops_its_hung_rank(workdir: Path) -> None:
+    """A prolog or a shell's background job may start collbench with SIGINT ignored, a disposition every child
+    inherits: the local run is cancelled by SIGINT to submitit's controller, which then did nothing, so the
+    check overran its budget twice over and left the hung rank running."""
+    startup = startup_s(cwd=workdir)
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "check", "--node", "check.local_sizes=[64K]",
+         f"check.local_budget_s={BUDGET_S:g}", f"output_dir={workdir}", "faults.hang_rank=1"],
+        cwd=workdir, capture_output=True, text=True, timeout=300, check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    took = time.monotonic() - started
+    left = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True, check=False).stdout.split()
+    subprocess.run(["pkill", "-KILL", "-f", str(workdir)], check=False)  # a failed check leaves none behind either
+    assert result.returncode == 1 and re.fullmatch(r"FAIL \S+: rank 1 on \S+ hung[^\n]*\n", result.stdout), result
+    assert took < BUDGET_S + startup, f"{took:.1f} s over the {BUDGET_S:g} s budget + {startup:.1f} s to start"
+    assert left == [], f"processes of the check still running: {left}"
