@@ -23,12 +23,13 @@ def host_available_bytes() -> int:
     raise OSError("/proc/meminfo has no MemAvailable line")
 
 
-def check_fits(settings: BenchSettings, nranks: int, have: int, source: str) -> None:
-    """`have` bytes available to this rank (`source` says where the figure comes from)."""
+def check_fits(settings: BenchSettings, nranks: int, have: int, source: str, size_key: str = "bench.max_bytes") -> None:
+    """`have` bytes available to this rank (`source` says where the figure comes from); `size_key` is the
+    setting that sets the sweep's largest size, named in the refusal."""
     need, step = peak_bytes_per_rank(settings, nranks)
     if step is not None and need > have:
         raise NotEnoughMemory(
             f"{step.op} at {step.size} B needs {need / 1e9:.2f} GB per rank "
             f"(buffers{' and check' if settings.check else ''}) but only {have / 1e9:.2f} GB is available "
-            f"({source}); lower bench.max_bytes"
+            f"({source}); lower {size_key}"
         )

@@ -106,6 +106,16 @@ class Config:
             return self.nodes * self.slurm.resolved_tasks_per_node()
         return self.ranks if self.ranks is not None else 1
 
+    def measured_bench(self) -> BenchSettings:
+        """What the ranks' task measures: the bench section, or for isolate (and check) its op and sizes."""
+        return self.isolate.bench(self.bench) if self.task == "isolate" else self.bench
+
+    def largest_size_key(self) -> str:
+        """The key that sets the largest size the task measures: what to lower when it does not fit."""
+        if self.task != "isolate":
+            return "bench.max_bytes"
+        return "check.sizes" if self.isolate.mode == "check" else "isolate.sizes"
+
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

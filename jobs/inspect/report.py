@@ -205,7 +205,7 @@ def _where(row: SummaryRow) -> str:
 
 def render_tables(outcome: RunOutcome) -> list[str]:
     cfg = outcome.config
-    bench = cfg.isolate.bench(cfg.bench) if cfg.task == "isolate" else cfg.bench
+    bench = cfg.measured_bench()
     header = SweepHeader(
         min_bytes=bench.min_bytes,
         max_bytes=bench.max_bytes,

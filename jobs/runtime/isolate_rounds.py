@@ -43,7 +43,7 @@ def run_isolate(
     """Run every round; the number of results this rank measured."""
     hosts, ranks_of = _nodes(placement)
     rounds = Rounds(cfg.isolate, hosts)
-    settings = cfg.isolate.bench(cfg.bench)
+    settings = cfg.measured_bench()
     timeout = datetime.timedelta(seconds=cfg.timeouts.collective_s)
     if placement.rank == 0:
         _write_plan(run, rounds, ranks_of)

@@ -164,7 +164,8 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
     else:
         _apply_thread_count(torch)
     write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, placement.local_rank))
-    check_fits(cfg.bench, placement.world_size, *available_bytes(device, placement.local_world_size))
+    have, source = available_bytes(device, placement.local_world_size)
+    check_fits(cfg.measured_bench(), placement.world_size, have, source, cfg.largest_size_key())
     logger.info(
         f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"
