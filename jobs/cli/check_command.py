@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
@@ -24,9 +25,6 @@ from slurm.steps import NotInAllocation, StepRefused, cluster_name, current_allo
 if TYPE_CHECKING:
     from jobs.inspect.check_verdict import CheckOutcome
 
-EXIT_CANNOT_RUN = 4
-"""The check itself could not run or settle (srun refused the step, nothing was measured, nodes were left
-unchecked with no node to blame): no node is to be drained for it."""
 CANCEL_WAIT_S = 15.0
 JOB_MIN_FLOOR = 1.0
 STEP = ("launcher=slurm-step", "ranks=null")

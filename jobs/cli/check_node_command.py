@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import replace
 
+from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.config.model import Config, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
 from jobs.launchers.local import stdio_redirected_to
@@ -20,7 +21,6 @@ COLLECTIVE_SHARE = 0.3
 before the budget ends even when the interpreters took seconds to start."""
 END_WAIT_S = 1.5
 """Of the budget, what the verdict keeps for itself: the ranks are stopped this long before it ends."""
-EXIT_CANNOT_RUN = 4
 
 
 def node_config(name: str | None, words: list[str]) -> Config:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectives.results import ResultFormatError
+from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
     add_output_args,
@@ -26,8 +27,6 @@ from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.codec import RecordError
 from slurm.submission import SlurmUnavailable, SubmissionFailed
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jobs.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from jobs.config.model import ConfigError
 from jobs.inspect.report import RunOutcome, Thresholds, assess
 from jobs.launchers.base import Launcher
@@ -19,8 +20,6 @@ from slurm.states import JobState
 
 if TYPE_CHECKING:
     from jobs.inspect.isolate_verdict import IsolateOutcome
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 Render = Callable[[RunOutcome, RunDir, str], int]
 

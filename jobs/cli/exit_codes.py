@@ -1,0 +1,13 @@
+"""collbench's exit statuses, as the README's table and the top-level help list them."""
+
+EXIT_OK = 0
+"""Every check passed."""
+EXIT_FAILED = 1
+"""A rank failed, the job did not complete, a row is wrong or incomplete, a regression, a bad node or link."""
+EXIT_USAGE = 2
+"""Bad input: one line naming it; nothing was started."""
+EXIT_UNAVAILABLE = 3
+"""Slurm is not installed or its controller does not answer."""
+EXIT_CANNOT_RUN = 4
+"""`check` only: the check itself could not run or settle (srun refused the step, nothing was measured,
+nodes were left unchecked with no node to blame): no node is to be drained for it."""
