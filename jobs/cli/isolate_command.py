@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from jobs.cli.options import with_output_dir
+from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
@@ -34,13 +34,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     isolate.add_argument("words", nargs="*", metavar="KEY=VALUE | wait|report JOB_OR_RUN")
     isolate.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
     isolate.add_argument("--dry-run", action="store_true", help="print the sbatch script and the plan; submit nothing")
-    isolate.add_argument(
-        "--output-dir",
-        metavar="DIR",
-        default=None,
-        help="where runs live: wait/report look ids up there (default: runs); a new run is created there "
-        "(the config's output_dir)",
-    )
+    add_output_dir(isolate, "wait/report", "run")
     add_wait_args(isolate, "wait")
     isolate.add_argument("--format", choices=("table", "json"), default="table", help="wait/report: what to print")
     isolate.add_argument("--plot", metavar="FILE.png", help="wait/report: the busbw matrix as a heatmap (matplotlib)")
@@ -51,7 +45,7 @@ def cmd_isolate(args: argparse.Namespace) -> int:
     if args.words and args.words[0] in ACTIONS:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
-        run = find_run(args.words[1], args.output_dir or "runs")
+        run = find_run(args.words[1], args.output_dir or RUNS_DIR)
         if run.read_meta().task != "isolate":
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
         return _wait(run, args) if args.words[0] == "wait" else _report(run, args)

@@ -12,6 +12,9 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+RUNS_DIR = "runs"
+"""Where ids are looked up when no --output-dir is given."""
+
 OTHER_SPELLINGS: dict[str, tuple[str, ...]] = {
     "--output-dir": ("--out-dir", "--outdir", "--output_dir", "--runs", "--run-dir"),
     "--output": ("--out", "--json", "--output-file", "--file"),
@@ -69,6 +72,18 @@ def add_output_dir_override(command: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default=None,
         help="where the run directory is created (the config's output_dir; same as output_dir=DIR)",
+    )
+
+
+def add_output_dir(command: argparse.ArgumentParser, looks_up: str, creates: str) -> None:
+    """--output-dir on a command that both looks ids up and starts (isolate, scale): default None, so that
+    only a given one sets the new run's output_dir (lookups fall back to RUNS_DIR)."""
+    command.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        default=None,
+        help=f"where runs live: {looks_up} look ids up there (default: {RUNS_DIR}); a new {creates} is created "
+        "there (the config's output_dir)",
     )
 
 

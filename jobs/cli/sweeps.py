@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.cli.against_history import add_against_history
-from jobs.cli.options import with_output_dir
+from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.config.model import ConfigError, derive, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
 from jobs.inspect.report import assess
@@ -32,13 +32,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     scale.add_argument("words", nargs="*", metavar="KEY=VALUE | status|wait|report SWEEP")
     scale.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
     scale.add_argument("--dry-run", action="store_true", help="print every sbatch script; submit nothing")
-    scale.add_argument(
-        "--output-dir",
-        metavar="DIR",
-        default=None,
-        help="where sweeps live: status/wait/report look ids up there (default: runs); a new sweep is created "
-        "there (the config's output_dir)",
-    )
+    add_output_dir(scale, "status/wait/report", "sweep")
     scale.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
     scale.add_argument("--plot", metavar="FILE.png", help="report: busbw against node count (needs matplotlib)")
     scale.set_defaults(handler=cmd_scale)
@@ -75,7 +69,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
     if args.words and args.words[0] in SWEEP_ACTIONS:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench scale {args.words[0]} SWEEP")
-        sweep = find_sweep(args.words[1], args.output_dir or "runs")
+        sweep = find_sweep(args.words[1], args.output_dir or RUNS_DIR)
         return {"status": _status, "wait": _wait, "report": _report}[args.words[0]](sweep, args)
     return _start(args)
 

@@ -124,12 +124,13 @@ class Watched:
 
     def seen_by_slurm(self, record: JobRecord, now: float) -> bool:
         """Slurm's latest word on the job; True when its state changed."""
-        changed = record.state != self.state.words
+        seen = state_of(record)
+        changed = seen.words != self.state.words
         if changed:
             self.since = now
-            if self.state.state is not JobState.RUNNING and job_state(record.state) is JobState.RUNNING:
+            if self.state.state is not JobState.RUNNING and seen.state is JobState.RUNNING:
                 self.progress_at = now  # its ranks have had no time to make progress yet
-        self.state = state_of(record)
+        self.state = seen
         if record.nodes:  # the attempt running now (a requeued job may run on other nodes)
             self.facts.nodes = record.nodes
         if self.state.state is not JobState.UNKNOWN:  # accounting may have forgotten an old job: keep what was seen
