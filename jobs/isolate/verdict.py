@@ -20,12 +20,17 @@ from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
 from slurm.hostlist import collect_hostlist
 
+EVERY_RAIL = -1
+"""The rail of a node-grain measurement (every rank of its nodes), or of a fault seen on every rail."""
+
 
 @dataclass(frozen=True, slots=True)
 class Measured:
     round: int
     nodes: Group
     busbw: float
+    rail: int = EVERY_RAIL
+    """The rail whose ranks the group held (one a node); EVERY_RAIL: every rank of its nodes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +41,48 @@ class NodeFigures:
     median_busbw: float
     ratio: float
     """median busbw / the healthy level."""
+    rail: int = EVERY_RAIL
+    """The rail these figures are of; EVERY_RAIL: the node over all its rails."""
 
 
 @dataclass(frozen=True, slots=True)
 class BadLink:
     nodes: Group
     busbw: float
+    ratio: float
+    rail: int = EVERY_RAIL
+
+
+@dataclass(frozen=True, slots=True)
+class RailFault:
+    """One rail of one node slow, while the node's other rails are healthy."""
+
+    node: int
+    rail: int
+    measurements: int
+    slow: int
+    median_busbw: float
+    ratio: float
+    healthy_rails: list[int]
+    """The node's other rails that were measured and are healthy."""
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchFault:
+    """A slow link between switches: every pair across it slow, every node healthy within its own leaf."""
+
+    switches: tuple[str, ...]
+    """(a, b): the link between leaves a and b (their uplinks and what joins them); (a,): a's uplink, slow
+    with every other leaf; empty when no topology is known and the matrix alone shows the cut."""
+    sides: tuple[tuple[int, ...], ...]
+    """The nodes on each side of the link (for (a,): a's nodes, then every other node measured across)."""
+    rail: int
+    """The rail whose link it is; EVERY_RAIL when it is slow on every rail measured (or node grain)."""
+    measurements: int
+    """Pairs measured across it between healthy nodes."""
+    slow: int
+    busbw: float
+    """The median busbw of the slow pairs across it (GB/s)."""
     ratio: float
 
 
@@ -57,10 +98,16 @@ class Verdict:
     """busbw of every pair measured, (low, high) node index -> GB/s (the last figure if measured twice)."""
     notes: list[str] = field(default_factory=list)
     """What the search could not settle (bisect: faults across halves, suspects with no healthy partner)."""
+    units: list[NodeFigures] = field(default_factory=list)
+    """Every (node, rail) measured, judged on its rail's measurements (empty: node grain only)."""
+    bad_rails: list[RailFault] = field(default_factory=list)
+    switch_faults: list[SwitchFault] = field(default_factory=list)
+    rail_matrix: dict[tuple[int, int, int], float] = field(default_factory=dict)
+    """busbw of every pair measured on one rail: (low, high, rail) -> GB/s."""
 
     @property
     def found(self) -> bool:
-        return bool(self.bad_nodes or self.bad_links)
+        return bool(self.bad_nodes or self.bad_links or self.bad_rails or self.switch_faults)
 
 
 def judge(measured: Iterable[Measured], tolerance: float = DEFAULT_TOLERANCE, expected_busbw: float = 0.0) -> Verdict:
@@ -78,7 +125,7 @@ def judge(measured: Iterable[Measured], tolerance: float = DEFAULT_TOLERANCE, ex
         for pair, busbw in sorted(matrix.items())
         if busbw < level * (1 - tolerance) and not bad_ids & set(pair)
     ]
-    return Verdict(level, _spread(records), tolerance, nodes, bad, links, matrix)
+    return Verdict(level, spread(records), tolerance, nodes, bad, links, matrix)
 
 
 def bisect_verdict(search: Bisect, measured: Sequence[Measured], hosts: Sequence[str]) -> Verdict:
@@ -101,7 +148,7 @@ def bisect_verdict(search: Bisect, measured: Sequence[Measured], hosts: Sequence
     if search.unresolved:
         notes.append(f"{_names(hosts, search.unresolved)}: suspects with no healthy node left to pair with")
     bad = [figures for figures in nodes if figures.node in search.bad_nodes]
-    return Verdict(level, _spread(records), search.tolerance, nodes, bad, links, matrix, notes)
+    return Verdict(level, spread(records), search.tolerance, nodes, bad, links, matrix, notes)
 
 
 def _names(hosts: Sequence[str], nodes: Iterable[int]) -> str:
@@ -120,7 +167,7 @@ def _matrix(records: Sequence[Measured]) -> dict[Group, float]:
     return {r.nodes: r.busbw for r in records if len(r.nodes) == 2}
 
 
-def _spread(records: Sequence[Measured]) -> float:
+def spread(records: Sequence[Measured]) -> float:
     middle = median(r.busbw for r in records)
     return median(abs(r.busbw - middle) for r in records)
 

@@ -1,0 +1,344 @@
+"""The verdict at the fabric's three grains: node, (node, rail) and switch link. Plain data, no torch, no Slurm.
+
+A measurement is a group of nodes on one rail (rail -1: every rank of those nodes, the node grain). In order:
+1. Switch links. With the topology known, a node's leaf switch is Slurm's (or the config's); without it, the
+   matrix alone may show a cut: two or more sets of nodes, fast within, slow across, each set taken for a
+   leaf. On each rail, the pairs across two leaves whose nodes are healthy within their own leaves, mostly
+   slow, are a slow link between those leaves (a leaf slow with every other leaf: its uplink).
+2. The healthy level: isolate.expected_busbw, else the median over (node, rail) of each one's median busbw
+   over the pairs within a leaf (no uplink can slow those), over every measurement when no leaf holds two.
+3. Nodes and rails: each rail judged on its own (jobs.isolate.verdict.judge), the pairs across a slow switch
+   link left out. A node bad on more than half of its rails is a bad node (a slowed node is one fault, not
+   eight); otherwise each bad rail of it is named, its other rails healthy.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from statistics import median
+
+from jobs.config.isolate_settings import DEFAULT_TOLERANCE
+from jobs.isolate.verdict import (
+    EVERY_RAIL,
+    BadLink,
+    Measured,
+    NodeFigures,
+    RailFault,
+    SwitchFault,
+    Verdict,
+    judge,
+    spread,
+)
+
+LeafOf = Callable[[int, int], "str | None"]
+"""(node, rail) -> the leaf switch (or matrix side) it hangs from, None when not known."""
+
+MIN_CROSS_NODES = 2
+"""Each side of a slow switch link holds at least this many nodes measured: one node alone behind a leaf
+cannot be told from its uplink (its pairs are slow either way), and stays a node verdict."""
+
+
+def judge_fabric(
+    measured: Iterable[Measured],
+    tolerance: float = DEFAULT_TOLERANCE,
+    expected_busbw: float = 0.0,
+    leaves: Mapping[int, str] | None = None,
+) -> Verdict:
+    """The verdict at every grain. `leaves`: node index -> its leaf switch (all rails share the node's leaf
+    name: a rail-optimized fabric has one leaf per rail for the same set of nodes); None: not known."""
+    records = list(measured)
+    if not records:
+        raise ValueError("no measurement to judge")
+    pairs = [r for r in records if len(r.nodes) == 2]
+    leaf_of = _by_topology(leaves) if leaves else _by_matrix(pairs, tolerance, expected_busbw)
+    within = [r for r in pairs if _same_side(r, leaf_of)]
+    level = expected_busbw or _level(within if _sides_hold_pairs(within) else records)
+    faults, across = _switch_faults(pairs, leaf_of, level, tolerance, named=bool(leaves))
+    kept = [r for r in records if id(r) not in across]
+    verdict = _nodes_and_rails(kept or records, level, tolerance)
+    verdict.switch_faults = faults
+    verdict.spread = spread(records)
+    verdict.matrix = _worst_pairs(records)
+    verdict.rail_matrix = {(r.nodes[0], r.nodes[1], r.rail): r.busbw for r in pairs if r.rail != EVERY_RAIL}
+    return verdict
+
+
+def _by_topology(leaves: Mapping[int, str]) -> LeafOf:
+    return lambda node, rail: leaves.get(node)
+
+
+def _same_side(record: Measured, leaf_of: LeafOf) -> bool:
+    a, b = (leaf_of(node, record.rail) for node in record.nodes)
+    return a is not None and a == b
+
+
+def _sides_hold_pairs(within: Sequence[Measured]) -> bool:
+    return len({node for r in within for node in r.nodes}) >= 2
+
+
+def _level(records: Sequence[Measured]) -> float:
+    """The median over (node, rail) of each one's median busbw."""
+    by_unit: dict[tuple[int, int], list[float]] = defaultdict(list)
+    for record in records:
+        for node in record.nodes:
+            by_unit[(node, record.rail)].append(record.busbw)
+    return median(median(figures) for figures in by_unit.values())
+
+
+# ---- 1. switch links
+
+
+def _switch_faults(
+    pairs: Sequence[Measured], leaf_of: LeafOf, level: float, tolerance: float, named: bool
+) -> tuple[list[SwitchFault], set[int]]:
+    """The slow links between leaves, and the ids of the measurements across them (left out of the node
+    verdict: they say nothing about either node)."""
+    threshold = level * (1 - tolerance)
+    bad_within = _bad_within_leaf(pairs, leaf_of, threshold)
+    crossing: dict[tuple[int, str, str], list[Measured]] = defaultdict(list)
+    for record in pairs:
+        a, b = (leaf_of(node, record.rail) for node in record.nodes)
+        units = {(node, record.rail) for node in record.nodes}
+        if a is not None and b is not None and a != b and not units & bad_within:
+            low, high = sorted((a, b))
+            crossing[(record.rail, low, high)].append(record)
+    slow_links = {
+        key: found for key, found in crossing.items() if _mostly_slow(found, threshold) and _two_sided(found, leaf_of)
+    }
+    across = {id(record) for found in slow_links.values() for record in found}
+    faults = [
+        _fault(switches, rail, found, leaf_of, threshold, level, named)
+        for (rail, switches), found in _collapsed(slow_links, crossing).items()
+    ]
+    return sorted(faults, key=lambda f: (f.switches, f.rail)), across
+
+
+def _bad_within_leaf(pairs: Sequence[Measured], leaf_of: LeafOf, threshold: float) -> set[tuple[int, int]]:
+    """(node, rail) slow with most of its partners within its own leaf."""
+    seen: dict[tuple[int, int], list[bool]] = defaultdict(list)
+    for record in pairs:
+        if _same_side(record, leaf_of):
+            for node in record.nodes:
+                seen[(node, record.rail)].append(record.busbw < threshold)
+    return {unit for unit, slow in seen.items() if sum(slow) * 2 > len(slow)}
+
+
+def _mostly_slow(records: Sequence[Measured], threshold: float) -> bool:
+    return sum(r.busbw < threshold for r in records) * 2 > len(records)
+
+
+def _two_sided(records: Sequence[Measured], leaf_of: LeafOf) -> bool:
+    by_side: dict[str | None, set[int]] = defaultdict(set)
+    for record in records:
+        for node in record.nodes:
+            by_side[leaf_of(node, record.rail)].add(node)
+    return len(by_side) == 2 and all(len(nodes) >= MIN_CROSS_NODES for nodes in by_side.values())
+
+
+def _collapsed(
+    slow: Mapping[tuple[int, str, str], list[Measured]], crossing: Mapping[tuple[int, str, str], list[Measured]]
+) -> dict[tuple[int, tuple[str, ...]], list[Measured]]:
+    """(rail, switches) -> its pairs: a leaf slow with every other leaf (two or more) is its uplink; a link
+    slow on every rail measured (two or more) is one fault on EVERY_RAIL."""
+    per_rail: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
+    for rail in sorted({key[0] for key in slow}):
+        links = {(a, b): found for (r, a, b), found in slow.items() if r == rail}
+        measured = {(a, b) for (r, a, b) in crossing if r == rail}
+        per_rail.update({(rail, switches): found for switches, found in _uplinks(links, measured).items()})
+    rails = {key[0] for key in crossing}
+    by_link: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for rail, switches in per_rail:
+        by_link[switches].append(rail)
+    merged: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
+    for (rail, switches), found in per_rail.items():
+        every = len(rails) >= 2 and set(by_link[switches]) == rails
+        key = (EVERY_RAIL if every else rail, switches)
+        merged[key] = merged.get(key, []) + found
+    return merged
+
+
+def _uplinks(
+    links: Mapping[tuple[str, str], list[Measured]], measured: set[tuple[str, str]]
+) -> dict[tuple[str, ...], list[Measured]]:
+    named: dict[tuple[str, ...], list[Measured]] = {}
+    taken: set[tuple[str, str]] = set()
+    for leaf in sorted({leaf for pair in links for leaf in pair}):
+        mine = {pair for pair in measured if leaf in pair}
+        if len(mine) >= 2 and mine <= set(links):
+            named[(leaf,)] = [record for pair in sorted(mine) for record in links[pair]]
+            taken |= mine
+    named.update({pair: found for pair, found in links.items() if pair not in taken})
+    return named
+
+
+def _fault(
+    switches: tuple[str, ...],
+    rail: int,
+    found: Sequence[Measured],
+    leaf_of: LeafOf,
+    threshold: float,
+    level: float,
+    named: bool,
+) -> SwitchFault:
+    slow = [r.busbw for r in found if r.busbw < threshold]
+    nodes = {node for r in found for node in r.nodes}
+    first = switches[0]
+    inside = tuple(sorted(n for n in nodes if any(leaf_of(n, r.rail) == first for r in found if n in r.nodes)))
+    outside = tuple(sorted(nodes - set(inside)))
+    typical = median(slow) if slow else 0.0
+    return SwitchFault(
+        switches=switches if named else (),
+        sides=(inside, outside),
+        rail=rail,
+        measurements=len(found),
+        slow=len(slow),
+        busbw=typical,
+        ratio=typical / level if level else 0.0,
+    )
+
+
+# ---- without a topology: a cut in the matrix
+
+
+def _by_matrix(pairs: Sequence[Measured], tolerance: float, expected_busbw: float) -> LeafOf:
+    """Each rail's sets of nodes fast within and slow across, named 'set 1', 'set 2', ... (None for the
+    nodes in no such set)."""
+    sides: dict[tuple[int, int], str] = {}
+    for rail in sorted({r.rail for r in pairs}):
+        mine = [r for r in pairs if r.rail == rail]
+        for number, nodes in enumerate(matrix_cut(mine, tolerance, expected_busbw), start=1):
+            sides.update({(node, rail): f"set {number}" for node in nodes})
+    return lambda node, rail: sides.get((node, rail))
+
+
+def matrix_cut(pairs: Sequence[Measured], tolerance: float, expected_busbw: float = 0.0) -> list[tuple[int, ...]]:
+    """Two or more sets of two or more nodes, every pair within a set fast, every pair measured across two
+    sets slow against the sets' own level: what a slow switch link looks like in a matrix with no topology.
+    Empty when there is none, or when too few pairs were measured to tell a cut from noise (a node with
+    fewer than three partners: random pairs break into fragments by chance)."""
+    partners: dict[int, int] = defaultdict(int)
+    for record in pairs:
+        for node in record.nodes:
+            partners[node] += 1
+    if not partners or min(partners.values()) < 3:
+        return []
+    reference = expected_busbw or median(_unit_best(pairs).values())
+    sets = [nodes for nodes in _components(pairs, reference * (1 - tolerance)) if len(nodes) >= MIN_CROSS_NODES]
+    if len(sets) < 2:
+        return []
+    side = {node: number for number, nodes in enumerate(sets) for node in nodes}
+    placed = [(r, side.get(r.nodes[0]), side.get(r.nodes[1])) for r in pairs]
+    within = [r.busbw for r, a, b in placed if a is not None and a == b]
+    crossing = [r.busbw for r, a, b in placed if a is not None and b is not None and a != b]
+    own = median(within)
+    pairs_of_sets = len(sets) * (len(sets) - 1) // 2
+    # every pair across slow against the sets' own level, by twice the tolerance in the middle: a fragment
+    # of noise is cut by a threshold its cross pairs only just miss
+    if len(crossing) < 2 * pairs_of_sets or max(crossing) >= own * (1 - tolerance):
+        return []
+    if median(crossing) > own * (1 - 2 * tolerance):
+        return []
+    return [tuple(sorted(nodes)) for nodes in sets]
+
+
+def _unit_best(pairs: Sequence[Measured]) -> dict[int, float]:
+    best: dict[int, float] = {}
+    for record in pairs:
+        for node in record.nodes:
+            best[node] = max(best.get(node, 0.0), record.busbw)
+    return best
+
+
+def _components(pairs: Sequence[Measured], threshold: float) -> list[set[int]]:
+    parent: dict[int, int] = {}
+
+    def root(node: int) -> int:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for record in pairs:
+        a, b = (root(node) for node in record.nodes)
+        if record.busbw >= threshold and a != b:
+            parent[a] = b
+    found: dict[int, set[int]] = defaultdict(set)
+    for node in list(parent):
+        found[root(node)].add(node)
+    return sorted(found.values(), key=min)
+
+
+# ---- 3. nodes and rails
+
+
+def _nodes_and_rails(records: Sequence[Measured], level: float, tolerance: float) -> Verdict:
+    by_rail: dict[int, list[Measured]] = defaultdict(list)
+    for record in records:
+        by_rail[record.rail].append(record)
+    per_rail = {rail: judge(mine, tolerance, level) for rail, mine in sorted(by_rail.items())}
+    units = [replace_rail(figures, rail) for rail, v in per_rail.items() for figures in v.nodes]
+    bad_units = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes}
+    rails_of: dict[int, list[int]] = defaultdict(list)
+    for unit in units:
+        rails_of[unit.node].append(unit.rail)
+    bad_nodes = {node for node, rails in rails_of.items() if _most(sum((node, r) in bad_units for r in rails), rails)}
+    nodes = _merged(records, level, tolerance)
+    rail_faults = [
+        RailFault(
+            *(u.node, u.rail, u.measurements, u.slow, u.median_busbw, u.ratio),
+            healthy_rails=[r for r in rails_of[u.node] if (u.node, r) not in bad_units],
+        )
+        for u in units
+        if (u.node, u.rail) in bad_units and u.node not in bad_nodes
+    ]
+    links = [
+        BadLink(link.nodes, link.busbw, link.ratio, rail)
+        for rail, v in per_rail.items()
+        for link in v.bad_links
+        if not bad_nodes & set(link.nodes)
+    ]
+    verdict = Verdict(level, 0.0, tolerance, nodes, [f for f in nodes if f.node in bad_nodes], links)
+    verdict.units = units
+    verdict.bad_rails = sorted(rail_faults, key=lambda f: (f.node, f.rail))
+    return verdict
+
+
+def _most(bad: int, rails: Sequence[int]) -> bool:
+    return bad * 2 > len(rails)
+
+
+def replace_rail(figures: NodeFigures, rail: int) -> NodeFigures:
+    return NodeFigures(figures.node, figures.measurements, figures.slow, figures.median_busbw, figures.ratio, rail)
+
+
+def _merged(records: Sequence[Measured], level: float, tolerance: float) -> list[NodeFigures]:
+    """Each node's figures over every rail together."""
+    threshold = level * (1 - tolerance)
+    by_node: dict[int, list[float]] = defaultdict(list)
+    for record in records:
+        for node in record.nodes:
+            by_node[node].append(record.busbw)
+    return [
+        NodeFigures(
+            node=node,
+            measurements=len(figures),
+            slow=sum(1 for busbw in figures if busbw < threshold),
+            median_busbw=median(figures),
+            ratio=median(figures) / level if level else 0.0,
+        )
+        for node, figures in sorted(by_node.items())
+    ]
+
+
+def _worst_pairs(records: Sequence[Measured]) -> dict[tuple[int, ...], float]:
+    """Each pair's figure: its slowest rail (the last figure when a rail was measured twice)."""
+    latest: dict[tuple[tuple[int, ...], int], float] = {}
+    for record in records:
+        if len(record.nodes) == 2:
+            latest[(record.nodes, record.rail)] = record.busbw
+    worst: dict[tuple[int, ...], float] = {}
+    for (pair, _rail), busbw in latest.items():
+        worst[pair] = min(worst.get(pair, busbw), busbw)
+    return worst
