@@ -5,14 +5,23 @@
 #   hostname (UTS namespace) and its own /etc/hosts (bind-mounted in a private mount namespace).
 # Everything lives under $LAB; nothing under /etc is changed (apt aside). Idempotent: what is up stays up.
 #
+# Rail-optimized fabric beside eth0 (which still carries Slurm and the existing tests' data), RAILS rails
+# (default 2): on rail r each node has an interface rail$r = 10.79.r.1I/24 (veth; root end cbr${r}vI). Each
+# rail has two leaf switches, bridges cbr${r}s1 (nodes 1..ceil(N/2)) and cbr${r}s2 (the rest), no address,
+# joined by one uplink veth pair cbu${r}s1 <-> cbu${r}s2: s1<->s2 traffic crosses it, traffic within a leaf
+# does not. No routing anywhere. Slurm knows it: TopologyPlugin=topology/tree, topology.conf = s1, s2, spine.
+# tests/cluster/fabric.py slows a rail, an uplink or a node with tc for a test.
+#
 # Partitions: debug = n[1-3] (the default, what most tests count on), wide = n[1-N] (collbench isolate).
-# usage: [LAB=/tmp/collbench-slurm] [NNODES=6] [INSTALL=1] tests/cluster/up.sh
+# usage: [LAB=/tmp/collbench-slurm] [NNODES=6] [RAILS=2] [INSTALL=1] tests/cluster/up.sh
 # then:  export SLURM_CONF=$LAB/etc/slurm.conf   (every client command needs it)
 # Adapted from the worked recipe in shared/slurm-lab (RECIPE.md): same layout, own names, ports and subnet.
 set -euo pipefail
 LAB=${LAB:-/tmp/collbench-slurm}
 NNODES=${NNODES:-6}
 [ "$NNODES" -ge 3 ] || { echo "NNODES=$NNODES: the test cluster needs at least 3 nodes" >&2; exit 2; }
+RAILS=${RAILS:-2}
+[ "$RAILS" -ge 1 ] || { echo "RAILS=$RAILS: the test cluster needs at least 1 rail" >&2; exit 2; }
 INSTALL=${INSTALL:-1}
 BR=cbbr0
 NET=10.78.0
@@ -30,7 +39,7 @@ waitfor() { # waitfor SECONDS CMD...
 mkdir -p "$LAB"
 
 # ---- 1. Debian packages (Slurm 22.05, munge, slurmdbd + the MariaDB server core)
-PKGS="slurmctld slurmd slurm-client munge slurmdbd mariadb-server-core mariadb-client-core iproute2 util-linux"
+PKGS="slurmctld slurmd slurm-client munge slurmdbd mariadb-server-core mariadb-client-core iproute2 util-linux iputils-ping"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done | xargs)
 if [ -n "$missing" ]; then
   [ "$INSTALL" = 1 ] || { echo "missing Debian packages: $missing" >&2; exit 1; }
@@ -71,6 +80,42 @@ for i in $(seq 1 "$NNODES"); do
   ip -n "$ns" link set eth0 up
 done
 say "namespaces up"
+
+# ---- 3b. rails: per rail two leaf bridges joined by one uplink veth pair; each node's rail$r on its leaf.
+# No STP and forward_delay 0 (ports forward at once), no bridge netfilter on these bridges, no addresses
+# (IPv6 link-local off too) on anything in the root namespace: the leaves are pure layer-2 switches.
+HALF=$(( (NNODES + 1) / 2 ))
+leaf() { if [ "$1" -le "$HALF" ]; then echo s1; else echo s2; fi; }
+for r in $(seq 0 $(( RAILS - 1 ))); do
+  for s in s1 s2; do
+    ip link show "cbr$r$s" >/dev/null 2>&1 || ip link add "cbr$r$s" type bridge stp_state 0 forward_delay 0
+    ip link set "cbr$r$s" addrgenmode none
+    ip link set "cbr$r$s" type bridge stp_state 0 forward_delay 0 \
+      nf_call_iptables 0 nf_call_ip6tables 0 nf_call_arptables 0
+    ip link set "cbr$r$s" up
+  done
+  ip link show "cbu${r}s1" >/dev/null 2>&1 || ip link add "cbu${r}s1" type veth peer name "cbu${r}s2"
+  for s in s1 s2; do
+    ip link set "cbu$r$s" addrgenmode none
+    ip link set "cbu$r$s" master "cbr$r$s" up
+  done
+  for i in $(seq 1 "$NNODES"); do
+    ns=cbnode$i
+    ip -n "$ns" link show "rail$r" >/dev/null 2>&1 || ip link add "cbr${r}v$i" type veth peer name "rail$r" netns "$ns"
+    ip link set "cbr${r}v$i" addrgenmode none
+    ip link set "cbr${r}v$i" master "cbr$r$(leaf "$i")" up
+    ip -n "$ns" addr replace "10.79.$r.1$i/24" dev "rail$r"
+    ip -n "$ns" link set "rail$r" up
+  done
+done
+# frames flow at once: every port forwarding, and n1 reaches the last node (across the uplink) on every rail
+notfwd=$(bridge -o link show | grep -E ' master cbr[0-9]+s[12] ' | grep -v 'state forwarding' || true)
+[ -z "$notfwd" ] || { echo "rail bridge ports not forwarding: $notfwd" >&2; exit 1; }
+for r in $(seq 0 $(( RAILS - 1 ))); do
+  ip netns exec cbnode1 ping -q -c1 -W2 "10.79.$r.1$NNODES" >/dev/null \
+    || { echo "rail $r: n1 cannot reach n$NNODES (10.79.$r.1$NNODES)" >&2; exit 1; }
+done
+say "rails up: $RAILS rails, leaves s1 = n[1-$HALF], s2 = n[$(( HALF + 1 ))-$NNODES]"
 
 # ---- 4. configuration
 CTLHOST=$(hostname -s)
@@ -116,6 +161,8 @@ AccountingStoragePort=$DBD_PORT
 # the slurmdbd connection ignores AuthInfo=socket=...; for munge it takes the socket from here
 AccountingStoragePass=$MUNGESOCK
 JobCompType=jobcomp/none
+# the leaves and spine of the rails (topology.conf, next to this file): jobs packed under one leaf when they fit
+TopologyPlugin=topology/tree
 # per-node environment for tests: $LAB/etc/node-env/<node> holds NAME=value lines for that node's tasks
 TaskProlog=$LAB/etc/taskprolog.sh
 CONF
@@ -125,14 +172,26 @@ done
 echo "PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP"
 echo "PartitionName=wide Nodes=n[1-$NNODES] Default=NO MaxTime=INFINITE State=UP"
 } > "$LAB/etc/slurm.conf.new"
-if [ -f "$LAB/etc/slurm.conf" ] && ! cmp -s "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"; then
-  # nodes or partitions changed under a running cluster: Slurm 22.05 takes new nodes only on a restart
+hostlist() { if [ "$1" -eq "$2" ]; then echo "n$1"; else echo "n[$1-$2]"; fi; }
+{
+  echo "SwitchName=s1 Nodes=$(hostlist 1 "$HALF")"
+  echo "SwitchName=s2 Nodes=$(hostlist $(( HALF + 1 )) "$NNODES")"
+  echo "SwitchName=spine Switches=s[1-2]"
+} > "$LAB/etc/topology.conf.new"
+changed=
+if [ -f "$LAB/etc/slurm.conf" ]; then  # a cluster configured before: the daemons may run on the old files
+  cmp -s "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf" || changed="slurm.conf"
+  cmp -s "$LAB/etc/topology.conf.new" "$LAB/etc/topology.conf" || changed="${changed:+$changed and }topology.conf"
+fi
+if [ -n "$changed" ]; then
+  # nodes, partitions or switches changed under a running cluster: Slurm 22.05 takes them only on a restart
   for f in "$LAB"/run/slurmd-*.pid "$LAB/run/slurmctld.pid"; do
     alive "$f" && { kill -TERM "$(cat "$f")"; for _ in $(seq 1 100); do alive "$f" || break; sleep 0.1; done; }
     rm -f "$f"
   done
-  say "slurm.conf changed: controller and nodes restarted"
+  say "$changed changed: controller and nodes restarted"
 fi
+mv "$LAB/etc/topology.conf.new" "$LAB/etc/topology.conf"
 mv "$LAB/etc/slurm.conf.new" "$LAB/etc/slurm.conf"
 # the nodes' /etc/hosts; the ::ffff: lines stop torch's dual-stack TCPStore from asking DNS
 {
@@ -224,3 +283,6 @@ done
 # ready = every node answers (idle, or already running jobs when the cluster was up before)
 waitfor 60 bash -c "[ \"\$(sinfo -h -N -p wide -o '%t' | grep -cE '^(idle|alloc|mix|comp)')\" -ge $NNODES ]"
 say "cluster ready: $(sinfo -h -N -p wide -o '%N=%t' | xargs)"
+[ "$(scontrol show topology | grep -c '^SwitchName=')" -eq 3 ] \
+  || { echo "slurmctld does not report the 3 switches of topology.conf:" >&2; scontrol show topology >&2; exit 1; }
+say "topology: $(scontrol show topology | awk '{print $1, $NF}' | xargs)"
