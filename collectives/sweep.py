@@ -17,7 +17,14 @@ from collectives.ops import COLLECTIVES, Call, CallArgs, Collective
 from collectives.plan import Step, plan_sweep
 from collectives.results import RankResult, iteration_stats
 from collectives.settings import BenchSettings
-from collectives.timing import Timing, agreed_iterations, time_iterations, warm_up
+from collectives.timing import (
+    Timing,
+    agreed_iterations,
+    agreed_projection,
+    projected_seconds,
+    time_iterations,
+    warm_up,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,44 @@ def _ignore_progress(progress: Progress) -> None:
     return None
 
 
+@dataclass(slots=True)
+class Deadline:
+    """When a sweep must be done by (`at`, a time.time() value; 0: never), and what it measured so far: before
+    a size larger than any it measured, the time that step would take is projected from the last
+    measurement, and the sweep stops if the group's longest projection is past the group's least time left."""
+
+    at: float
+    calls: int
+    """Calls one measurement makes at least: the warm-up, the timed iterations (min_iters under a time
+    budget, else iters) and the check pass."""
+    largest: int = 0
+    """The largest size measured so far, in bytes (0: nothing yet; the first step always runs)."""
+    last_bytes: int = 0
+    last_call_s: float = 0.0
+    """The last measurement's size and time per call."""
+
+    @classmethod
+    def of(cls, at: float, settings: BenchSettings) -> Deadline:
+        timed = settings.min_iters if settings.time_budget_ms > 0 else settings.iters
+        return cls(at, max(1, settings.warmup_iters) + timed + (1 if settings.check else 0))
+
+    def measured(self, result: RankResult) -> None:
+        self.largest = max(self.largest, result.size)
+        self.last_bytes, self.last_call_s = result.size, result.time_us / 1e6
+
+    def too_late(self, size: int, measurements: int, ctx: RankContext) -> str:
+        """Why a step of `measurements` measurements at `size` bytes is not to be started ('' when it is).
+        Every rank of the group must call it at the same step: past the first step, a larger size costs
+        one all_reduce over the group."""
+        if self.at <= 0 or self.largest == 0 or size <= self.largest:
+            return ""
+        own = projected_seconds(self.last_call_s, self.last_bytes, size, self.calls * measurements)
+        projected, left = agreed_projection(own, self.at - time.time(), ctx.device, ctx.group)
+        if projected <= left:
+            return ""
+        return f"would not finish by the round's deadline: projected {projected:.1f} s, {max(0.0, left):.1f} s left"
+
+
 def run_sweep(
     settings: BenchSettings,
     ctx: RankContext,
@@ -113,10 +158,14 @@ def run_sweep(
     corrupt_output: bool = False,
     on_progress: OnProgress = _ignore_progress,
     skip_first: int = 0,
+    deadline: float = 0.0,
 ) -> None:
     """Measure every planned (op, size, root) in each placement and emit one RankResult for each;
     `on_progress` hears of each measurement as it starts and ends (heartbeats). The first
-    `skip_first` measurements are passed over (a resumed attempt has them already)."""
+    `skip_first` measurements are passed over (a resumed attempt has them already). With a `deadline`
+    (a time.time() value; 0: none) the sweep stops before a size larger than any it measured that the
+    group projects would not finish by then (Deadline): smaller sizes first, so a very slow member still
+    leaves a figure."""
     dtype = patterns.dtype_of(settings.dtype)
     steps, skipped = plan_sweep(settings, ctx.nranks)
     for skip in skipped:
@@ -128,11 +177,17 @@ def run_sweep(
     total = sum(len(LAYOUTS[step.op].placements) for step in steps)
     index = 0
     element_size = DTYPES[settings.dtype].size
-    for step in steps:
+    limit = Deadline.of(deadline, settings)
+    for number, step in enumerate(steps):
         placements = LAYOUTS[step.op].placements
         if index + len(placements) <= skip_first:
             index += len(placements)
             continue
+        size = step.counts.size_bytes(element_size)
+        late = limit.too_late(size, len(placements), ctx)
+        if late:
+            _log_stopped(steps[number:], late)
+            return
         if current != (step.counts.send, step.counts.recv):
             buffers = None  # free the previous size's buffers before allocating the next
             buffers = Buffers.allocate(step.counts, dtype, ctx.device)
@@ -145,12 +200,21 @@ def run_sweep(
             if index < skip_first:
                 index += 1
                 continue
-            size = step.counts.size_bytes(element_size)
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "start"))
             measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers, args, in_place)
-            emit(_measure_and_check(measurement, settings, ctx, corrupt_output))
+            result = _measure_and_check(measurement, settings, ctx, corrupt_output)
+            limit.measured(result)
+            emit(result)
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "end"))
             index += 1
+
+
+def _log_stopped(rest: list[Step], why: str) -> None:
+    """One line per (op, size) the sweep stopped before, as plan_sweep's skipped sizes are logged."""
+    first = rest[0]
+    for op, size in dict.fromkeys((step.op, step.size) for step in rest):
+        reason = why if (op, size) == (first.op, first.size) else f"the sweep stopped before {first.op} {first.size} B"
+        logger.bind(event="size_skipped", op=op, size=size).info(f"{op} {size} B: skipped, {reason}")
 
 
 def _measure_and_check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_output: bool) -> RankResult:

@@ -90,6 +90,25 @@ def agreed_iterations(
     return max(floor, min(cap, wanted))
 
 
+def projected_seconds(call_s: float, measured_bytes: int, next_bytes: int, calls: int) -> float:
+    """How long `calls` calls at `next_bytes` would take, from one call's time at `measured_bytes`, scaled by
+    the ratio of the sizes (bandwidth-bound: a slow link's time grows with the bytes; at small sizes, where
+    latency dominates, this over-estimates, which only stops a sweep early)."""
+    return call_s * next_bytes / max(1, measured_bytes) * calls
+
+
+def agreed_projection(
+    projected_s: float, left_s: float, device: torch.device, group: dist.ProcessGroup | None = None
+) -> tuple[float, float]:
+    """(the longest projection, the least time left) over the group: every rank decides the same from them.
+    One all_reduce (MAX) of (projected, -left): seconds rather than clock readings, so clocks that differ
+    between nodes do not matter."""
+    both = torch.tensor([projected_s, -left_s], dtype=torch.float64, device=device)
+    dist.all_reduce(both, op=dist.ReduceOp.MAX, group=group)
+    projected, least_left = both.tolist()
+    return float(projected), -float(least_left)
+
+
 def time_iterations(
     call: Callable[[], object],
     iters: int,
