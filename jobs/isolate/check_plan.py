@@ -16,8 +16,11 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from jobs.config.check_settings import MAX_PAIR_ROUNDS
+from jobs.isolate.grains import judge_fabric
+from jobs.isolate.naming import rail_fault_reason, switch_fault_line
 from jobs.isolate.plan import Round, pairs_plan
-from jobs.isolate.verdict import Measured, judge
+from jobs.isolate.verdict import Measured
 
 WHOLE_ROUND = 1
 """The round that measures every node of the check as one group."""
@@ -35,9 +38,11 @@ COLLECTIVE_S = (3.0, 60.0)
 before the budget does."""
 
 
-def check_plan(n: int, pair_rounds: int, seed: int) -> list[Round]:
+def check_plan(n: int, pair_rounds: int, seed: int, leaves: Sequence[str | None] = ()) -> list[Round]:
     """The whole allocation, then `pair_rounds` rounds of pairs (every pair, at most 3 rounds, below 4
-    nodes; nothing more at 2, where the whole allocation is the pair)."""
+    nodes; nothing more at 2, where the whole allocation is the pair). With each node's leaf switch known
+    (`leaves`, two leaves or more) and two pair rounds: pairs within each leaf, then pairs across leaves, so
+    a node slow within its own leaf is told from a slow link between leaves."""
     if n < 2:
         raise ValueError(f"nodes: {n}; check needs at least 2 nodes (check --node checks one)")
     whole: Round = (tuple(range(n)),)
@@ -45,9 +50,31 @@ def check_plan(n: int, pair_rounds: int, seed: int) -> list[Round]:
         return [whole]
     if n == 3:
         return [whole, *pairs_plan(3)]
+    draw = random.Random(seed)
+    if pair_rounds == MAX_PAIR_ROUNDS and len(set(leaves) - {None}) >= 2:
+        within, across = _leaf_orders(n, leaves, draw)
+        return [whole, _matching(within), _matching(across)]
     order = list(range(n))
-    random.Random(seed).shuffle(order)
+    draw.shuffle(order)
     return [whole, *(_matching(order[k:] + order[:k]) for k in range(pair_rounds))]
+
+
+def _leaf_orders(n: int, leaves: Sequence[str | None], draw: random.Random) -> tuple[list[int], list[int]]:
+    """Two orders of the nodes whose consecutive pairs are within a leaf (the first) and across leaves (the
+    second, leaves taken in turn); a node of no known leaf counts as a leaf of its own."""
+    by_leaf: dict[str, list[int]] = {}
+    for node in range(n):
+        leaf = leaves[node] if node < len(leaves) else None
+        by_leaf.setdefault(leaf if leaf is not None else f"node {node}", []).append(node)
+    groups = list(by_leaf.values())
+    for nodes in groups:
+        draw.shuffle(nodes)
+    pairable = [nodes[: len(nodes) - len(nodes) % 2] for nodes in groups]
+    left = [node for nodes in groups for node in nodes[len(nodes) - len(nodes) % 2 :]]
+    within = [node for nodes in pairable for node in nodes] + left
+    turns = sorted(groups, key=len, reverse=True)
+    across = [nodes[i] for i in range(len(turns[0])) for nodes in turns if i < len(nodes)]
+    return within, across
 
 
 def _matching(order: list[int]) -> Round:
@@ -67,8 +94,8 @@ class PlanCost:
     """Groups measured, all rounds together."""
 
 
-def plan_cost(n: int, pair_rounds: int) -> PlanCost:
-    plan = check_plan(n, pair_rounds, seed=0)
+def plan_cost(n: int, pair_rounds: int, leaves: Sequence[str | None] = ()) -> PlanCost:
+    plan = check_plan(n, pair_rounds, seed=0, leaves=leaves)
     return PlanCost(n, len(plan), sum(len(groups) for groups in plan))
 
 
@@ -110,6 +137,8 @@ class CheckVerdict:
     """The healthy level the pairs were judged against (0: no pair measured)."""
     pairs: int
     notes: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    """Slow switch links, one line each (the link, its rail, the nodes behind it): no node is cordoned for one."""
 
     @property
     def measured(self) -> bool:
@@ -117,8 +146,9 @@ class CheckVerdict:
 
     @property
     def exit_code(self) -> int:
-        """0 every node vetted, 1 a node cordoned, 4 the check could not run or settle (nothing cordoned)."""
-        if self.cordoned:
+        """0 every node vetted, 1 a node cordoned or a switch link slow, 4 the check could not run or settle
+        (nothing cordoned)."""
+        if self.cordoned or self.links:
             return 1
         return 0 if self.measured and not self.unchecked else 4
 
@@ -129,15 +159,18 @@ def check_verdict(
     stopped: Mapping[str, str],
     tolerance: float,
     expected_busbw: float = 0.0,
+    leaves: Sequence[str | None] = (),
+    nics: Sequence[str] = (),
 ) -> CheckVerdict:
     """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
-    ranks ended, for nodes whose ranks died or hung."""
+    ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
+    each rail's NIC, for the reasons."""
     whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
     pairs = [m for m in measured if m.round != WHOLE_ROUND]
     reasons = {host: f"its ranks stopped: {how}" for host, how in stopped.items()}
-    level, notes = 0.0, []
+    level, notes, links = 0.0, list[str](), list[str]()
     if pairs:
-        level, slow_notes = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons)
+        level, slow_notes, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
         notes += slow_notes
     elif whole is not None and len(hosts) == 2:
         notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
@@ -150,7 +183,7 @@ def check_verdict(
     cordoned = [Cordoned(host, reasons[host]) for host in hosts if host in reasons]
     vetted = [host for host in hosts if host not in reasons and host in seen]
     unchecked = [host for host in hosts if host not in reasons and host not in seen]
-    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes)
+    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, links)
 
 
 def _judge_pairs(
@@ -159,8 +192,11 @@ def _judge_pairs(
     tolerance: float,
     expected_busbw: float,
     reasons: dict[str, str],
-) -> tuple[float, list[str]]:
-    verdict = judge(pairs, tolerance, expected_busbw)
+    leaves: Sequence[str | None],
+    nics: Sequence[str],
+) -> tuple[float, list[str], list[str]]:
+    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
+    verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
     source = "expected" if expected_busbw else "median"
     for node in verdict.bad_nodes:
         reasons.setdefault(
@@ -174,7 +210,10 @@ def _judge_pairs(
         for link in verdict.bad_links
         for a, b in [link.nodes]
     ]
-    return verdict.level, notes
+    for fault in verdict.bad_rails:
+        reasons.setdefault(hosts[fault.node], rail_fault_reason(fault, verdict.level, source, nics))
+    links = [switch_fault_line(fault, hosts, verdict.level, nics) for fault in verdict.switch_faults]
+    return verdict.level, notes, links
 
 
 def _judge_whole_pair(

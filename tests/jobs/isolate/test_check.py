@@ -98,3 +98,46 @@ def test_a_slow_whole_allocation_with_healthy_pairs_is_a_note() -> None:
     measured = [Measured(1, tuple(range(4)), 10.0), *simulate(check_plan(4, 2, 0))[1:]]
     verdict = check_verdict(HOSTS[:4], measured, {}, tolerance=0.15, expected_busbw=100)
     assert verdict.exit_code == 0 and "a fault beyond pairs" in verdict.notes[0]
+
+
+LEAVES = ["s1"] * 4 + ["s2"] * 4
+
+
+def test_with_leaves_known_the_pairs_are_within_each_leaf_then_across_leaves() -> None:
+    plan = check_plan(8, 2, seed=5, leaves=LEAVES)
+    assert len(plan) == 3
+    within, across = plan[1], plan[2]
+    assert all(LEAVES[a] == LEAVES[b] for a, b in within)
+    assert all(LEAVES[a] != LEAVES[b] for a, b in across)
+    for measured in plan[1:]:
+        check_round(measured, 8)
+        assert sorted(node for group in measured for node in group) == list(range(8))
+    assert plan_cost(8, 2, LEAVES).measurements == 9
+
+
+def test_a_slow_uplink_cordons_no_node_and_names_the_link_with_the_nodes_behind_it() -> None:
+    plan = check_plan(8, 2, seed=5, leaves=LEAVES)
+    measured = [
+        Measured(number, group, 1.0 if LEAVES[group[0]] != LEAVES[group[-1]] else 100.0)
+        for number, groups in enumerate(plan, start=1)
+        for group in groups
+    ]
+    verdict = check_verdict(HOSTS, measured, {}, tolerance=0.15, leaves=LEAVES)
+    assert verdict.cordoned == [] and verdict.vetted == HOSTS
+    [line] = verdict.links
+    assert line.startswith("s1-s2 on every rail: 4 of 4 pair(s) across slow") and "n[1-4] | n[5-8]" in line
+    assert verdict.exit_code == 1
+
+
+def test_one_slow_rail_cordons_its_node_naming_the_rail_and_its_nic() -> None:
+    plan = check_plan(8, 2, seed=5, leaves=LEAVES)
+    measured = [
+        Measured(number, group, 5.0 if rail == 1 and 6 in group else 100.0, rail)
+        for number, groups in enumerate(plan[1:], start=2)
+        for group in groups
+        for rail in (0, 1)
+    ]
+    verdict = check_verdict(HOSTS, measured, {}, tolerance=0.15, leaves=LEAVES, nics=["mlx5_0", "mlx5_1"])
+    [node] = verdict.cordoned
+    assert node.host == "n7" and node.reason.startswith("rail 1 (mlx5_1) busbw 5 GB/s, 0.05 of the median")
+    assert node.reason.endswith("its other rails healthy (0)") and verdict.links == []

@@ -1,0 +1,50 @@
+"""The fabric's grains in words, the same in isolate's and check's verdicts: a rail and its NIC, a switch
+link and the nodes behind it. Plain data: no torch, no Slurm."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobs.isolate.verdict import EVERY_RAIL, RailFault, SwitchFault
+from slurm.hostlist import collect_hostlist
+
+
+def rail_name(rail: int, nics: Sequence[str] = ()) -> str:
+    """'rail 3 (mlx5_3)', 'rail 3', or 'every rail'."""
+    if rail == EVERY_RAIL:
+        return "every rail"
+    nic = nics[rail] if 0 <= rail < len(nics) and nics[rail] else ""
+    return f"rail {rail} ({nic})" if nic else f"rail {rail}"
+
+
+def link_name(fault: SwitchFault, hosts: Sequence[str]) -> str:
+    """'s1-s2', 's1 uplink', or, with no topology, the two sets of nodes."""
+    if len(fault.switches) == 2:
+        return "-".join(fault.switches)
+    if len(fault.switches) == 1:
+        return f"{fault.switches[0]} uplink"
+    return " | ".join(nodes_of(side, hosts) for side in fault.sides)
+
+
+def nodes_of(nodes: Sequence[int], hosts: Sequence[str]) -> str:
+    return collect_hostlist(hosts[node] for node in nodes)
+
+
+def switch_fault_line(fault: SwitchFault, hosts: Sequence[str], level: float, nics: Sequence[str] = ()) -> str:
+    """One line: the link, its rail, its figures, and the nodes on each side (none of them drained)."""
+    where = "the matrix shows a cut between two sets of nodes" if not fault.switches else "behind it"
+    return (
+        f"{link_name(fault, hosts)} on {rail_name(fault.rail, nics)}: {fault.slow} of {fault.measurements} pair(s) "
+        f"across slow, busbw {fault.busbw:.3g} GB/s, {fault.ratio:.2f} of the level {level:.3g}; {where}: "
+        + " | ".join(nodes_of(side, hosts) for side in fault.sides)
+        + " (healthy within their own leaf: drain no node, look at the link)"
+    )
+
+
+def rail_fault_reason(fault: RailFault, level: float, source: str, nics: Sequence[str] = ()) -> str:
+    """Why a node is drained for one rail: the rail, its NIC, its figures, and its healthy rails."""
+    healthy = ", ".join(str(rail) for rail in fault.healthy_rails) or "none measured"
+    return (
+        f"{rail_name(fault.rail, nics)} busbw {fault.median_busbw:.3g} GB/s, {fault.ratio:.2f} of the {source} "
+        f"{level:.3g} GB/s, {fault.slow} of {fault.measurements} group(s) slow; its other rails healthy ({healthy})"
+    )
