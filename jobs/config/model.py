@@ -18,7 +18,9 @@ from jobs.config.exports_settings import ExportSettings
 from jobs.config.fabric_settings import FabricSettings
 from jobs.config.history_settings import HistorySettings
 from jobs.config.isolate_settings import IsolateSettings
+from jobs.config.rails_settings import RailSettings
 from jobs.config.schema import ConfigError, build, to_plain
+from jobs.config.topology_settings import TopologySettings
 from slurm.settings import SlurmSettings
 
 DEFAULT_CONFIG = "local"
@@ -94,6 +96,8 @@ class Config:
     check: CheckSettings = field(default_factory=CheckSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
     exports: ExportSettings = field(default_factory=ExportSettings)
+    rails: RailSettings = field(default_factory=RailSettings)
+    topology: TopologySettings = field(default_factory=TopologySettings)
 
     @property
     def on_slurm(self) -> bool:
@@ -105,6 +109,11 @@ class Config:
         if self.on_slurm:
             return self.nodes * self.slurm.resolved_tasks_per_node()
         return self.ranks if self.ranks is not None else 1
+
+    @property
+    def ranks_per_node(self) -> int:
+        """Ranks on each node: slurm.tasks_per_node under Slurm, else every rank of the run (one node)."""
+        return self.slurm.resolved_tasks_per_node() if self.on_slurm else self.world_size
 
     def measured_bench(self) -> BenchSettings:
         """What the ranks' task measures: the bench section, or for isolate (and check) its op and sizes."""
@@ -125,6 +134,7 @@ def validate(cfg: Config) -> None:
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
     problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
     problems += cfg.check.problems() + cfg.exports.problems()
+    problems += cfg.rails.problems(cfg.ranks_per_node) + cfg.topology.problems()
     if problems:
         raise ConfigError(problems[0])
 
