@@ -137,8 +137,11 @@ def rank_environment(
 ) -> dict[str, str]:
     """The config's env section, torchrun-style variables, NCCL_DEBUG_FILE inside the run, and on the CPU
     OMP_NUM_THREADS=1 unless the config or the environment sets it (as torchrun does: N ranks on one
-    host would otherwise each start one intra-op thread per core)."""
+    host would otherwise each start one intra-op thread per core). With rails enabled, COLLBENCH_RAIL names
+    the rank's rail, and with NCCL and rails.hcas NCCL_IB_HCA is that rail's HCA alone ('=mlx5_3'), in place
+    of env's node-wide list."""
     env = {name: value for name, value in cfg.env.items() if value != FROM_ENVIRONMENT}  # secrets: inherited
+    env.update(_rail_environment(cfg, placement))
     if cfg.device == "cpu" and "OMP_NUM_THREADS" not in env and "OMP_NUM_THREADS" not in inherited:
         env["OMP_NUM_THREADS"] = "1"
     if cfg.fabric.nccl_info and cfg.backend == "nccl":  # what jobs.fabric reads; config validation keeps it so
@@ -147,6 +150,18 @@ def rank_environment(
     if env.get("NCCL_DEBUG") and "NCCL_DEBUG_FILE" not in env:
         env["NCCL_DEBUG_FILE"] = str(run.nccl_debug_log(placement.rank))
     env.update(placement.torch_env())
+    return env
+
+
+def _rail_environment(cfg: Config, placement: Placement) -> dict[str, str]:
+    """COLLBENCH_RAIL and, on NCCL with rails.hcas, the rail's own NCCL_IB_HCA; nothing with rails off."""
+    if not cfg.rails.enabled(placement.local_world_size):
+        return {}
+    rail = cfg.rails.rail_of(placement.local_rank)
+    env = {"COLLBENCH_RAIL": str(rail)}
+    hca = cfg.rails.nccl_ib_hca(rail)
+    if cfg.backend == "nccl" and hca:
+        env["NCCL_IB_HCA"] = hca
     return env
 
 
