@@ -106,6 +106,9 @@ class RankResult:
     """collbench isolate: the round that measured it, from 1; 0 for the whole job."""
     nodes: list[int] = field(default_factory=list)
     """collbench isolate: the group's nodes, as indices into isolate/plan.json's hosts; empty for the whole job."""
+    rail: int = -1
+    """collbench isolate, rail-aligned: the rail whose ranks the group holds (one rank a node); -1 for every
+    rank of its nodes, or the whole job."""
     version: int = RESULT_FORMAT_VERSION
 
     @property
@@ -221,6 +224,8 @@ class SummaryRow:
     """collbench isolate: the round of that subgroup, from 1; 0 for the whole job."""
     nodes: list[int] = field(default_factory=list)
     """collbench isolate: the subgroup's nodes (indices into the job's node order); empty for the whole job."""
+    rail: int = -1
+    """collbench isolate, rail-aligned: the subgroup's rail; -1 for every rank of its nodes, or the whole job."""
     iters: int = 0
     """The most timed calls any rank made (nccl-tests' actual_iterations); 0 in summaries written before it."""
 
@@ -362,6 +367,7 @@ class _Group:
             members=list(first.members),
             round=first.round,
             nodes=list(first.nodes),
+            rail=first.rail,
             iters=self.iters,
         )
 

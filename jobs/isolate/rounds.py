@@ -17,11 +17,12 @@ from jobs.config.isolate_settings import IsolateSettings
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import check_plan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
-from jobs.isolate.verdict import Measured
+from jobs.isolate.verdict import EVERY_RAIL, Measured
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 
-GroupKey = tuple[int, Group]
-"""(round, the group's nodes): a group measured, as the results lines carry it."""
+GroupKey = tuple[int, Group, int]
+"""(round, the group's nodes, its rail): a group measured, as the results lines carry it (rail EVERY_RAIL:
+every rank of the nodes)."""
 
 
 class Planner(Protocol):
@@ -58,18 +59,19 @@ def planner_for(settings: IsolateSettings, n: int) -> Planner:
     return FixedPlan(pairs_plan(n))
 
 
-def group_label(round_no: int, hosts: Sequence[str], group: Group) -> str:
-    return f"round {round_no}: {collect_hostlist(hosts[node] for node in group)}"
+def group_label(round_no: int, hosts: Sequence[str], group: Group, rail: int = EVERY_RAIL) -> str:
+    on_rail = f" rail {rail}" if rail != EVERY_RAIL else ""
+    return f"round {round_no}: {collect_hostlist(hosts[node] for node in group)}{on_rail}"
 
 
 def group_figures(rows: Iterable[SummaryRow], hosts: Sequence[str] = ()) -> dict[GroupKey, float]:
-    """(round, nodes) -> the group's best busbw over the rows every member reported. Rows of results
+    """(round, nodes, rail) -> the group's best busbw over the rows every member reported. Rows of results
     written before the lines carried their round and nodes are placed by their label and `hosts`."""
     figures: dict[GroupKey, float] = {}
     for row in rows:
         if not row.group or not row.complete:
             continue
-        key = (row.round, tuple(row.nodes)) if row.round else _key_of_label(row.group, hosts)
+        key = (row.round, tuple(row.nodes), row.rail) if row.round else _key_of_label(row.group, hosts)
         if key is not None:
             figures[key] = max(figures.get(key, 0.0), row.busbw)
     return figures
@@ -86,7 +88,7 @@ def _key_of_label(label: str, hosts: Sequence[str]) -> GroupKey | None:
         return None
     if not number.isdigit() or not nodes or None in nodes:
         return None
-    return int(number), tuple(sorted(node for node in nodes if node is not None))
+    return int(number), tuple(sorted(node for node in nodes if node is not None)), EVERY_RAIL
 
 
 @dataclass(slots=True)
@@ -94,6 +96,9 @@ class Rounds:
     settings: IsolateSettings
     hosts: list[str]
     """Node index -> host, in the job's node order."""
+    rails: list[int] = field(default_factory=lambda: [EVERY_RAIL])
+    """The rails every node group is measured on, one group a rail, all at once (EVERY_RAIL: one group of
+    every rank of its nodes)."""
     planner: Planner = field(init=False)
     measured: list[Measured] = field(default_factory=list)
     current: Round | None = None
@@ -115,29 +120,35 @@ class Rounds:
             self.round_no += 1
         return self.current
 
-    def label(self, group: Group) -> str:
-        return group_label(self.round_no, self.hosts, group)
+    def label(self, group: Group, rail: int = EVERY_RAIL) -> str:
+        return group_label(self.round_no, self.hosts, group, rail)
 
-    def key(self, group: Group) -> GroupKey:
-        return (self.round_no, tuple(group))
+    def key(self, group: Group, rail: int = EVERY_RAIL) -> GroupKey:
+        return (self.round_no, tuple(group), rail)
 
     def finish(self, figures: Mapping[GroupKey, float]) -> bool:
-        """Record the current round's figures; False when a group has none. The groups of an unfinished
-        round that did finish are kept as measurements, but the planner never sees a partial round."""
+        """Record the current round's figures; False when a group lacks one on some rail. What did finish of
+        an unfinished round is kept as measurements, but the planner never sees a partial round. The
+        planner hears of a node group by its slowest rail."""
         assert self.current is not None
-        done = [group for group in self.current if self.key(group) in figures]
-        self.measured.extend(Measured(self.round_no, group, figures[self.key(group)]) for group in done)
-        self.unfinished = [group for group in self.current if self.key(group) not in figures]
+        keys = {group: [self.key(group, rail) for rail in self.rails] for group in self.current}
+        self.measured.extend(
+            Measured(self.round_no, group, figures[key], key[2]) for group in self.current for key in keys[group]
+            if key in figures
+        )  # fmt: skip
+        self.unfinished = [group for group in self.current if any(key not in figures for key in keys[group])]
         if self.unfinished:
             return False
-        for group in done:
-            self.planner.record(group, figures[self.key(group)])
+        for group in self.current:
+            self.planner.record(group, min(figures[key] for key in keys[group]))
         return True
 
 
-def replay(settings: IsolateSettings, hosts: list[str], figures: Mapping[GroupKey, float]) -> Rounds:
+def replay(
+    settings: IsolateSettings, hosts: list[str], figures: Mapping[GroupKey, float], rails: Sequence[int] = ()
+) -> Rounds:
     """The rounds the job ran, from the figures its results hold, up to the first round left unfinished."""
-    rounds = Rounds(settings, hosts)
+    rounds = Rounds(settings, hosts, list(rails) or [EVERY_RAIL])
     while rounds.start() is not None and rounds.finish(figures):
         pass
     return rounds

@@ -16,8 +16,10 @@ labelled with its round and group: a node that dies leaves every earlier round o
 from __future__ import annotations
 
 import datetime
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -29,6 +31,7 @@ from collectives.sweep import OnProgress, RankContext, run_sweep
 from jobs.config.model import Config
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import GroupKey, Rounds, group_figures
+from jobs.isolate.verdict import EVERY_RAIL
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from jobs.runtime.placement import Placement
@@ -41,8 +44,10 @@ def run_isolate(
     cfg: Config, run: RunDir, placement: Placement, device: torch.device, emit: Emit, on_progress: OnProgress
 ) -> int:
     """Run every round; the number of results this rank measured."""
-    hosts, ranks_of = _nodes(placement)
-    rounds = Rounds(cfg.isolate, hosts)
+    aligned = cfg.rails.enabled(placement.local_world_size)
+    hosts, ranks_of = _nodes(placement, cfg.rails.rail_of(placement.local_rank) if aligned else EVERY_RAIL)
+    rails = sorted({rail for node in ranks_of for rail in node})
+    rounds = Rounds(cfg.isolate, hosts, rails)
     settings = cfg.measured_bench()
     timeout = datetime.timedelta(seconds=cfg.timeouts.collective_s)
     if placement.rank == 0:
@@ -51,10 +56,11 @@ def run_isolate(
     grouped: set[tuple[int, ...]] = set()
     while (groups := rounds.start()) is not None:
         started = time.time()
-        member = _join_round(groups, ranks_of, placement.rank, timeout, grouped)
+        expanded = [(group, rail, _ranks(ranks_of, group, rail)) for group in groups for rail in rails]
+        member = _join_round(expanded, placement.rank, timeout, grouped, _rail_interfaces(cfg))
         mine: list[RankResult] = []
         if member is not None:
-            group, ranks, process_group = member
+            group, rail, ranks, process_group = member
             ctx = RankContext(
                 rank=ranks.index(placement.rank),
                 nranks=len(ranks),
@@ -63,8 +69,9 @@ def run_isolate(
                 device=device,
                 group=process_group,
             )
-            labelled = _Labelled(placement.rank, rounds, group, ranks, emit)
-            run_sweep(settings, ctx, labelled, on_progress=on_progress)
+            labelled = _Labelled(placement.rank, rounds, group, rail, ranks, emit)
+            deadline = cfg.isolate.round_deadline(started)
+            run_sweep(settings, ctx, labelled, on_progress=on_progress, deadline=deadline)
             dist.destroy_process_group(process_group)
             mine = labelled.results
         figures = _share(mine)
@@ -73,7 +80,7 @@ def run_isolate(
             raise RuntimeError(f"round {rounds.round_no}: no figure for {rounds.unfinished}")
         if placement.rank == 0:
             _log_round(run, rounds, groups, figures, time.time() - started)
-    logger.info(f"isolate: {rounds.round_no} round(s) in mode {rounds.mode}")
+    logger.info(f"isolate: {rounds.round_no} round(s) in mode {rounds.mode}, rails {rails}")
     return measured
 
 
@@ -81,55 +88,86 @@ class _Labelled:
     """Emits each result of a group's sweep under the global rank, with its round, nodes and ranks (and
     the group in words, for the tables), and keeps it."""
 
-    def __init__(self, rank: int, rounds: Rounds, group: Group, members: list[int], emit: Emit) -> None:
+    def __init__(self, rank: int, rounds: Rounds, group: Group, rail: int, members: list[int], emit: Emit) -> None:
         self.rank, self.members, self.emit = rank, members, emit
-        self.round, self.nodes, self.label = rounds.round_no, list(group), rounds.label(group)
+        self.round, self.nodes, self.rail, self.label = rounds.round_no, list(group), rail, rounds.label(group, rail)
         self.results: list[RankResult] = []
 
     def __call__(self, result: RankResult) -> None:
         result.rank, result.group, result.members = self.rank, self.label, self.members
-        result.round, result.nodes = self.round, self.nodes
+        result.round, result.nodes, result.rail = self.round, self.nodes, self.rail
         self.emit(result)
         self.results.append(result)
 
 
-def _nodes(placement: Placement) -> tuple[list[str], list[list[int]]]:
-    """Every node's host, by node rank, and its global ranks: from every rank, not from assumptions
-    about how Slurm lays tasks out."""
+def _nodes(placement: Placement, rail: int) -> tuple[list[str], list[dict[int, list[int]]]]:
+    """Every node's host, by node rank, and its global ranks by rail (EVERY_RAIL: not rail-aligned): from
+    every rank, not from assumptions about how Slurm lays tasks out."""
     places: list[Any] = [None] * placement.world_size
-    dist.all_gather_object(places, (placement.rank, placement.node_rank, placement.host))
+    dist.all_gather_object(places, (placement.rank, placement.node_rank, placement.host, rail))
     hosts = [""] * placement.nnodes
-    ranks_of: list[list[int]] = [[] for _ in range(placement.nnodes)]
-    for rank, node, host in places:
+    ranks_of: list[dict[int, list[int]]] = [{} for _ in range(placement.nnodes)]
+    for rank, node, host, on_rail in places:
         hosts[node] = host
-        ranks_of[node].append(rank)
-    return hosts, [sorted(ranks) for ranks in ranks_of]
+        ranks_of[node].setdefault(on_rail, []).append(rank)
+    return hosts, [{on_rail: sorted(ranks) for on_rail, ranks in sorted(node.items())} for node in ranks_of]
+
+
+def _ranks(ranks_of: list[dict[int, list[int]]], group: Group, rail: int) -> list[int]:
+    return sorted(rank for node in group for rank in ranks_of[node].get(rail, []))
 
 
 def _join_round(
-    groups: tuple[Group, ...],
-    ranks_of: list[list[int]],
+    groups: list[tuple[Group, int, list[int]]],
     rank: int,
     timeout: datetime.timedelta,
     grouped: set[tuple[int, ...]],
-) -> tuple[Group, list[int], dist.ProcessGroup] | None:
-    """Create the round's groups: a group of ranks new to the run by its members alone, one whose ranks were
-    grouped in an earlier round by every rank in the same order (and every group so where NCCL splits the
-    world's communicator). This rank's group, or None if it rests. `grouped` (the same on every rank: the
-    plan is) gains this round's groups."""
+    interface_of: Callable[[int], str] = lambda rail: "",
+) -> tuple[Group, int, list[int], dist.ProcessGroup] | None:
+    """Create the round's groups, (nodes, rail, ranks) each: a group of ranks new to the run by its members
+    alone, one whose ranks were grouped in an earlier round by every rank in the same order (and every group
+    so where NCCL splits the world's communicator). This rank's group, or None if it rests. `grouped` (the
+    same on every rank: the plan is) gains this round's groups. A rail's group binds to `interface_of(rail)`
+    when it names one (gloo: rails.interfaces), while the world's group stays where GLOO_SOCKET_IFNAME put it."""
     member = None
     every_rank_splits = dist.group.WORLD is not None and dist.group.WORLD.bound_device_id is not None
-    by_ranks = [(group, sorted(r for node in group for r in ranks_of[node])) for group in groups]
-    for group, ranks in by_ranks:
+    for group, rail, ranks in groups:
         members_alone = not every_rank_splits and tuple(ranks) not in grouped
         if members_alone and rank not in ranks:
             continue
-        process_group = dist.new_group(ranks, timeout=timeout, use_local_synchronization=members_alone)
+        with _gloo_interface(interface_of(rail)):
+            process_group = dist.new_group(ranks, timeout=timeout, use_local_synchronization=members_alone)
         if rank in ranks:
             assert isinstance(process_group, dist.ProcessGroup)
-            member = (group, ranks, process_group)
-    grouped.update(tuple(ranks) for _, ranks in by_ranks)
+            member = (group, rail, ranks, process_group)
+    grouped.update(tuple(ranks) for _, _, ranks in groups)
     return member
+
+
+def _rail_interfaces(cfg: Config) -> Callable[[int], str]:
+    """rail -> the interface its gloo groups bind to ('' : where GLOO_SOCKET_IFNAME says); NCCL is pinned to
+    the rail's HCA by the rank's NCCL_IB_HCA instead (jobs.runtime.rank_job)."""
+    if cfg.backend != "gloo":
+        return lambda rail: ""
+    return lambda rail: cfg.rails.interface(rail) if rail != EVERY_RAIL else ""
+
+
+@contextmanager
+def _gloo_interface(interface: str) -> Iterator[None]:
+    """GLOO_SOCKET_IFNAME set to `interface` while a gloo group is created (gloo reads it then, and binds the
+    group's connections to it); nothing when `interface` is empty."""
+    if not interface:
+        yield
+        return
+    before = os.environ.get("GLOO_SOCKET_IFNAME")
+    os.environ["GLOO_SOCKET_IFNAME"] = interface
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("GLOO_SOCKET_IFNAME", None)
+        else:
+            os.environ["GLOO_SOCKET_IFNAME"] = before
 
 
 def _share(mine: list[RankResult]) -> dict[GroupKey, float]:
@@ -140,20 +178,29 @@ def _share(mine: list[RankResult]) -> dict[GroupKey, float]:
     return group_figures(summarize(records))
 
 
-def _write_plan(run: RunDir, rounds: Rounds, ranks_of: list[list[int]]) -> None:
+def _write_plan(run: RunDir, rounds: Rounds, ranks_of: list[dict[int, list[int]]]) -> None:
     run.isolate_dir.mkdir(exist_ok=True)
-    plan = IsolatePlan(mode=rounds.mode, hosts=rounds.hosts, ranks=ranks_of, started=time.time())
+    ranks = [sorted(rank for on_rail in node.values() for rank in on_rail) for node in ranks_of]
+    plan = IsolatePlan(mode=rounds.mode, hosts=rounds.hosts, ranks=ranks, started=time.time(), rails=rounds.rails)
     ISOLATE_PLAN.write(run.isolate_plan, plan)
 
 
 def _log_round(
     run: RunDir, rounds: Rounds, groups: tuple[Group, ...], figures: dict[GroupKey, float], took: float
 ) -> None:
-    measured = [GroupFigure(nodes=[rounds.hosts[n] for n in g], busbw=figures[rounds.key(g)]) for g in groups]
+    measured = [
+        GroupFigure(nodes=[rounds.hosts[n] for n in g], busbw=figures[rounds.key(g, rail)], rail=rail)
+        for g in groups
+        for rail in rounds.rails
+    ]
     record = IsolateRound(round=rounds.round_no, groups=measured, seconds=round(took, 3))
     with run.isolate_rounds.open("ab") as handle:
         handle.write(ISOLATE_ROUND.encode(record) + b"\n")
     logger.info(
         f"isolate round {rounds.round_no}: "
-        + ", ".join(f"{collect_hostlist(group.nodes)} {group.busbw:.3f} GB/s" for group in measured)
+        + ", ".join(f"{_label(group)} {group.busbw:.3f} GB/s" for group in measured)
     )
+
+
+def _label(group: GroupFigure) -> str:
+    return collect_hostlist(group.nodes) + (f" rail {group.rail}" if group.rail != EVERY_RAIL else "")

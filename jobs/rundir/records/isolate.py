@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from jobs.rundir.records.codec import Format, Plain
 
-PLAN_VERSION = 2
+PLAN_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -21,6 +21,9 @@ class IsolatePlan:
     ranks: list[list[int]]
     """Node index -> its global ranks."""
     started: float
+    rails: list[int] = field(default_factory=lambda: [-1])
+    """The rails each node group was measured on, one group a rail, all at once; [-1]: one group of every rank
+    of its nodes (not rail-aligned, and every plan before format 3)."""
     version: int = PLAN_VERSION
     """The format of this file."""
 
@@ -32,9 +35,11 @@ class GroupFigure:
     nodes: list[str]
     busbw: float
     """The best busbw (GB/s) over the group's sizes."""
+    rail: int = -1
+    """The rail whose ranks the group held; -1: every rank of its nodes."""
 
 
-ROUND_VERSION = 2
+ROUND_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -53,8 +58,8 @@ def _same(plain: Plain) -> Plain:
     return plain
 
 
-ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same}, pretty=True)
-ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same})
+ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same, 2: _same}, pretty=True)
+ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same, 2: _same})
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,8 @@ def test_sections_are_top_then_configs_sections_in_order() -> None:
         "check",
         "history",
         "exports",
+        "rails",
+        "topology",
     )
     assert section_names() == expected
     assert {key.section for key in sections()[0].keys} == {TOP}

@@ -23,7 +23,7 @@ def figures(rounds: int | None = None, lost: tuple[int, int] | None = None) -> d
     that node's group of that round has none."""
     plan = pairs_plan(len(HOSTS))[:rounds]
     return {
-        (number, group): 0.01 if group == SLOW_LINK else 1.0 + 0.01 * number
+        (number, group, -1): 0.01 if group == SLOW_LINK else 1.0 + 0.01 * number
         for number, groups in enumerate(plan, start=1)
         for group in groups
         if lost is None or number != lost[0] or lost[1] not in group

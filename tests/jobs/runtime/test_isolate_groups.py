@@ -1,6 +1,6 @@
 """The groups of collbench isolate's rounds (jobs/runtime/isolate_rounds.py _join_round) on real gloo ranks: a group new
-to the run is created by its members alone, one whose ranks were grouped before by every rank, and every
-group works: its all_reduce sums its own members only."""
+to the run is created by its members alone, one whose ranks were grouped before by every rank, a rail's group
+bound to its own interface, and every group works: its all_reduce sums its own members only."""
 
 from __future__ import annotations
 
@@ -15,27 +15,41 @@ import torch.multiprocessing as mp
 from jobs.launchers.local import free_port
 from jobs.runtime.isolate_rounds import _join_round
 
-ROUNDS: list[tuple[tuple[int, ...], ...]] = [
-    ((0, 1), (2, 3)),
-    ((0, 2), (1, 3)),
-    ((0, 1), (2, 3)),  # the first round's groups again: created by every rank
-    ((0, 1, 2, 3),),
-    ((1, 2),),  # 0 and 3 rest
+Planned = list[tuple[tuple[int, ...], int, list[int]]]
+
+
+def node_grain(*groups: tuple[int, ...]) -> Planned:
+    """Groups of nodes, one rank a node (node i is rank i)."""
+    return [(group, -1, list(group)) for group in groups]
+
+
+ROUNDS: list[Planned] = [
+    node_grain((0, 1), (2, 3)),
+    node_grain((0, 2), (1, 3)),
+    node_grain((0, 1), (2, 3)),  # the first round's groups again: created by every rank
+    node_grain((0, 1, 2, 3)),
+    node_grain((1, 2)),  # 0 and 3 rest
+    # rail-aligned, as two nodes of two ranks (node 0: ranks 0 and 1, node 1: ranks 2 and 3): each rail's ranks
+    # a group of their own, rail 1's bound to the loopback interface by name
+    [((0, 1), 0, [0, 2]), ((0, 1), 1, [1, 3])],
 ]
+INTERFACES = {1: "lo"}
 
 
 def _rank(rank: int, port: int, out: Any) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    os.environ.pop("GLOO_SOCKET_IFNAME", None)
     timeout = datetime.timedelta(seconds=60)
     dist.init_process_group("gloo", rank=rank, world_size=4, timeout=timeout)
     grouped: set[tuple[int, ...]] = set()
     sums = []
     for groups in ROUNDS:
-        member = _join_round(groups, [[0], [1], [2], [3]], rank, timeout, grouped)
+        member = _join_round(groups, rank, timeout, grouped, lambda rail: INTERFACES.get(rail, ""))
+        assert "GLOO_SOCKET_IFNAME" not in os.environ, "the rail's interface is set only while its group is made"
         if member is None:
             sums.append(None)
             continue
-        _, ranks, group = member
+        _, _, ranks, group = member
         value = torch.tensor([float(10**rank)])
         dist.all_reduce(value, group=group)
         sums.append((tuple(ranks), int(value.item())))
@@ -51,6 +65,6 @@ def test_each_round_s_groups_sum_their_own_members_new_groups_and_repeated_ones_
         results = dict(out)
     for rank in range(4):
         for groups, got in zip(ROUNDS, results[rank], strict=True):
-            mine = next((group for group in groups if rank in group), None)
+            mine = next((tuple(ranks) for _, _, ranks in groups if rank in ranks), None)
             expected = None if mine is None else (mine, sum(10**member for member in mine))
             assert got == expected, (rank, groups)
