@@ -7,6 +7,7 @@ from typing import Literal
 
 from collectives.layout import OpName
 from collectives.settings import BenchSettings, parse_size_list
+from collectives.sizes import parse_size
 
 IsolateMode = Literal["auto", "pairs", "bisect", "random", "check"]
 
@@ -60,17 +61,42 @@ class IsolateSettings:
     expected_from: str = ""
     """Where the level came from, in words, for the verdict: set by collbench isolate when it consults the
     history (not to be set by hand)."""
+    round_budget_s: float = 120.0
+    """The most one round may take, in seconds: each group measures its smallest size first (isolate.sizes
+    in increasing order) and stops growing when the next size, projected from the last one measured, would
+    run past it, so a very slow member still ends its round with a figure. collbench check sets it to each
+    round's share of check.budget_s. 0: no bound (every size, in the order given)."""
+    probe_size: int = field(default=1 << 20, metadata={"parse": parse_size})
+    """With isolate.round_budget_s > 0 and this below the smallest of isolate.sizes, every group measures it
+    first: a member too slow to finish the large sizes still has a figure. A group's figure is its best busbw
+    over the sizes it measured, so a group that reached its large sizes is judged by them (the probe is
+    lower on a healthy fabric, latency still shows at 1 MiB), and one stopped at the probe by the probe's
+    figure: far under the level when it was stopped by a very slow member, but possibly under it too for a
+    healthy group stopped only because the round's budget is too short for its sizes (raise
+    isolate.round_budget_s, or lower isolate.sizes, when healthy groups stop at the probe)."""
 
     def resolved_mode(self, nodes: int) -> IsolateMode:
         if self.mode != "auto":
             return self.mode
         return "pairs" if nodes <= self.pairs_max_nodes else "random"
 
+    def measured_sizes(self) -> list[int]:
+        """The sizes every group measures, in order: isolate.sizes as given when rounds are unbounded; else
+        smallest first, with isolate.probe_size before them when it is smaller."""
+        if self.round_budget_s <= 0:
+            return list(self.sizes)
+        probe = [self.probe_size] if self.sizes and 0 < self.probe_size < min(self.sizes) else []
+        return sorted({*probe, *self.sizes})
+
     def bench(self, base: BenchSettings) -> BenchSettings:
-        """What every group's sweep measures: the bench section with isolate's op and sizes."""
-        return replace(
-            base, ops=[self.op], sizes=list(self.sizes), min_bytes=min(self.sizes), max_bytes=max(self.sizes)
-        )
+        """What every group's sweep measures: the bench section with isolate's op and measured sizes."""
+        sizes = self.measured_sizes()
+        return replace(base, ops=[self.op], sizes=sizes, min_bytes=min(sizes), max_bytes=max(sizes))
+
+    def round_deadline(self, started: float) -> float:
+        """When a round that started at `started` (a time.time() value) must be done: run_sweep's deadline;
+        0 when rounds are unbounded."""
+        return started + self.round_budget_s if self.round_budget_s > 0 else 0.0
 
     def problems(self, nodes: int) -> list[str]:
         found = []
@@ -85,6 +111,10 @@ class IsolateSettings:
             found.append(f"isolate.expected_busbw: {self.expected_busbw:g} must be 0 (from the run) or positive GB/s")
         if self.rounds < 1:
             found.append(f"isolate.rounds: {self.rounds} must be >= 1")
+        if self.round_budget_s < 0:
+            found.append(f"isolate.round_budget_s: {self.round_budget_s:g} must be 0 (no bound) or positive seconds")
+        if self.probe_size <= 0:
+            found.append(f"isolate.probe_size: {self.probe_size} must be a positive size such as 1M")
         if self.pairs_max_nodes < 2:
             found.append(f"isolate.pairs_max_nodes: {self.pairs_max_nodes} must be >= 2")
         if nodes < 2:

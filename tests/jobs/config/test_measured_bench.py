@@ -23,7 +23,8 @@ def test_a_sweep_measures_its_bench_section() -> None:
 def test_isolate_and_check_measure_their_op_and_sizes_and_are_checked_for_them(words: list[str], key: str) -> None:
     cfg = load_config("ib-h100", ["nodes=4", *words])
     bench = cfg.measured_bench()
-    assert (bench.ops, bench.sizes, bench.max_bytes) == ([cfg.isolate.op], cfg.isolate.sizes, max(cfg.isolate.sizes))
+    assert (bench.ops, bench.max_bytes) == ([cfg.isolate.op], max(cfg.isolate.sizes))
+    assert bench.sizes == [cfg.isolate.probe_size, *cfg.isolate.sizes], "the probe first: rounds are time-bounded"
     assert cfg.largest_size_key() == key
     check_fits(bench, cfg.world_size, H100_BYTES, "an H100", key)  # isolate's 1G fits an 80 GB GPU
     with pytest.raises(NotEnoughMemory, match=r"\(an H100\); lower bench.max_bytes$"):
