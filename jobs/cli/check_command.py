@@ -12,11 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from collectives.sizes import format_size
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
-from jobs.isolate.check_plan import bounds, check_plan, plan_cost, seed_for
+from jobs.isolate.check_plan import START_SHARE, bounds, check_plan, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
@@ -91,7 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
     """The config the step runs: the user's, then the allocation's nodes, isolate in mode check, the
     expected level (and where it comes from: '' for the pairs' median), and the bounds the budget sets
-    (each measurement's length, each collective's time-out)."""
+    (each round's share, each measurement's length, each collective's time-out)."""
     try:
         allocation = current_allocation(os.environ)
     except NotInAllocation as error:
@@ -109,24 +110,34 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
             "(collbench check --node checks one node on its own)"
         )
     settings = base.check
-    limits = bounds(settings.budget_s, len(check_plan(nodes, settings.pair_rounds, 0)), len(settings.sizes))
+    rounds = len(check_plan(nodes, settings.pair_rounds, 0))
     expected, source = expected_level(base)
     isolate = replace(
         base.isolate,
         mode="check",
         sizes=list(settings.sizes),
+        round_budget_s=round_budget_s(settings.budget_s, rounds),
+        probe_size=settings.probe_size,
         rounds=settings.pair_rounds,
         seed=seed_for(allocation.job_id, settings.seed),
         tolerance=settings.tolerance,
         expected_busbw=expected,
         expected_from=source,  # the run's config says where its level came from
     )
+    limits = bounds(settings.budget_s, rounds, len(isolate.measured_sizes()))  # the probe is a size too
     bench = replace(base.bench, time_budget_ms=float(round(limits.measure_ms)), warmup_iters=1, min_iters=2)
     timeouts = replace(
         base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)
     )
     cfg = derive(base, task="isolate", nodes=nodes, isolate=isolate, bench=bench, timeouts=timeouts)
     return cfg, source
+
+
+def round_budget_s(budget_s: float, rounds: int) -> float:
+    """Each round's share of the check's budget (isolate.round_budget_s): what starting the step leaves
+    (jobs.isolate.check_plan.START_SHARE), over the rounds. A group whose next size would run past it stops
+    growing, so a very slow member still ends its round, with the figure of its smaller sizes."""
+    return budget_s * (1 - START_SHARE) / max(1, rounds)
 
 
 def expected_level(cfg: Config) -> tuple[float, str]:
@@ -145,14 +156,21 @@ def expected_level(cfg: Config) -> tuple[float, str]:
 def plan_lines(cfg: Config) -> list[str]:
     cost = plan_cost(cfg.nodes, cfg.isolate.rounds)
     plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed)
-    limits = bounds(cfg.check.budget_s, cost.rounds, len(cfg.check.sizes))
+    sizes = cfg.isolate.measured_sizes()
+    limits = bounds(cfg.check.budget_s, cost.rounds, len(sizes))
     out = [
         f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s); each "
         f"{limits.measure_ms:.0f} ms, a collective times out after {limits.collective_s:g} s, the step is "
-        f"cancelled at {limits.deadline_s:.0f} s of the {cfg.check.budget_s:g} s budget"
+        f"cancelled at {limits.deadline_s:.0f} s of the {cfg.check.budget_s:g} s budget",
+        f"# each group measures {', '.join(map(format_size, sizes))} in turn, and stops before a size that "
+        "would not finish within its round's share of the budget",
     ]
+    share = cfg.isolate.round_budget_s
     for number, groups in enumerate(plan, start=1):
-        out.append(f"# round {number}: " + " ".join("+".join(f"node{n}" for n in group) for group in groups[:32]))
+        within = f" (within {share:.3g} s)" if share > 0 else ""
+        out.append(
+            f"# round {number}{within}: " + " ".join("+".join(f"node{n}" for n in group) for group in groups[:32])
+        )
     return out
 
 

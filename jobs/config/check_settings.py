@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collectives.settings import parse_size_list
+from collectives.sizes import parse_size
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE, IsolateSettings
 
 MAX_PAIR_ROUNDS = 2
@@ -32,6 +33,11 @@ class CheckSettings:
     """Message sizes of every measurement; a group's figure is the best busbw over them. 256 MiB is close to
     the bus bandwidth of a pair of 8-GPU nodes and takes milliseconds; a short budget cannot see what only
     shows at 1 GiB and beyond, nor a fault that comes and goes."""
+    probe_size: int = field(default=1 << 20, metadata={"parse": parse_size})
+    """Below the smallest of check.sizes, every group measures this first, then grows to check.sizes while
+    its round's share of the budget allows (isolate.round_budget_s, set by check): a node too slow to finish
+    256 MiB in time (a link shaped to megabits) still gets a figure and is cordoned by it, instead of a round
+    that never ends. A healthy group reaches check.sizes and is judged by them."""
     tolerance: float = DEFAULT_TOLERANCE
     """A measurement is slow below (1 - tolerance) x the healthy level."""
     expected_busbw: float = 0.0
@@ -58,6 +64,7 @@ class CheckSettings:
         return IsolateSettings(
             mode="check",
             sizes=list(self.sizes),
+            probe_size=self.probe_size,
             rounds=self.pair_rounds,
             seed=self.seed,
             tolerance=self.tolerance,
@@ -72,6 +79,8 @@ class CheckSettings:
             found.append(f"check.pair_rounds: {self.pair_rounds} must be 1 or {MAX_PAIR_ROUNDS}")
         if not self.sizes or any(size <= 0 for size in self.sizes):
             found.append(f"check.sizes: {self.sizes} must be a list of positive sizes such as [256M]")
+        if self.probe_size <= 0:
+            found.append(f"check.probe_size: {self.probe_size} must be a positive size such as 1M")
         if not 0 < self.tolerance < 1:
             found.append(f"check.tolerance: {self.tolerance:g} must be between 0 and 1 (0.15 = 15% under the level)")
         if self.expected_busbw < 0:

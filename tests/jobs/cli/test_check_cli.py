@@ -1,6 +1,6 @@
 """`collbench check` without a cluster: outside an allocation it says so in one line (exit 2, nothing
 created); inside one (Slurm's variables), --dry-run prints the exact srun step on the allocation's nodes
-and the plan, and starts nothing."""
+and the plan, and starts nothing; the config it runs gives each round its share of the budget."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
+from jobs.cli.check_command import check_config, round_budget_s
+from jobs.isolate.check_plan import START_SHARE
 from tests.conftest import collbench
 
 ALLOCATION = {"SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "gpu[01-05]"}
@@ -43,7 +47,11 @@ def test_the_dry_run_prints_one_step_on_the_allocation_and_a_plan_of_three_round
         lines[1],
     ), lines[1]
     assert lines[2].startswith("# check plan: 4 nodes, 3 round(s), 5 measurement(s); each 1000 ms, a collective")
-    assert lines[3] == "# round 1: node0+node1+node2+node3" and len(lines) == 6
+    assert (
+        lines[3] == "# each group measures 1M, 256M in turn, and stops before a size that would not finish "
+        "within its round's share of the budget"
+    )
+    assert lines[4] == "# round 1 (within 8 s): node0+node1+node2+node3" and len(lines) == 7, "(40 s - 40%) / 3"
     assert not (workdir / "runs").exists()
 
 
@@ -51,3 +59,20 @@ def test_a_one_node_allocation_is_pointed_to_the_node_mode(workdir: Path) -> Non
     one = {"SLURM_JOB_ID": "4243", "SLURM_JOB_NODELIST": "gpu07"}
     result = collbench("check", f"output_dir={workdir / 'runs'}", cwd=workdir, env=env(**one))
     assert result.returncode == 2 and "check --node" in result.stderr, result.stderr
+
+
+def test_each_round_gets_its_share_of_the_budget_and_every_group_measures_the_probe_first(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [k for k in os.environ if k.startswith("SLURM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-05]")
+    monkeypatch.chdir(workdir)
+    words = ["check.budget_s=10", "check.probe_size=2M", "check.from_history=false", f"output_dir={workdir}"]
+    cfg, _ = check_config(None, words)
+    assert cfg.isolate.round_budget_s == pytest.approx(10 * (1 - START_SHARE) / 3), "3 rounds at 5 nodes"
+    assert cfg.isolate.probe_size == 2 << 20
+    assert cfg.measured_bench().size_list() == [2 << 20, 256 << 20]
+    assert cfg.bench.time_budget_ms == 500, "10 s x 30% over 3 rounds of 2 sizes: the probe is one of them"
+    assert round_budget_s(25, 3) == pytest.approx(5.0) and round_budget_s(60, 1) == pytest.approx(36.0)
