@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from collectives.sizes import format_size
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.cli.options import add_output_dir_override, with_output_dir
+from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
 from jobs.isolate.check_plan import START_SHARE, bounds, check_plan, plan_cost, seed_for
@@ -71,11 +73,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     launcher = launcher_for(cfg)
     if args.dry_run:
         print(launcher.request(cfg).text, end="")
-        print("\n".join(plan_lines(cfg)))
+        print("\n".join(plan_lines(cfg, step_hosts(current_allocation(os.environ), cfg.slurm)[: cfg.nodes])))
         return 0
     request = launcher.prepare(cfg)
     if source:
         print(f"# expected level of a pair: {cfg.isolate.expected_busbw:.3g} GB/s, {source}", flush=True)
+    if cfg.topology.switches:
+        print(f"# leaves ({cfg.topology.resolved_from}): {_leaves(cfg)}; pairs within each, then across", flush=True)
     try:
         run = launcher.start(request).run
     except StepRefused as error:
@@ -130,6 +134,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
         base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)
     )
     cfg = derive(base, task="isolate", nodes=nodes, isolate=isolate, bench=bench, timeouts=timeouts)
+    cfg, _ = with_topology(cfg)
     return cfg, source
 
 
@@ -153,9 +158,17 @@ def expected_level(cfg: Config) -> tuple[float, str]:
     return expected_pair_busbw(cfg, cluster) or (0.0, "")
 
 
-def plan_lines(cfg: Config) -> list[str]:
-    cost = plan_cost(cfg.nodes, cfg.isolate.rounds)
-    plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed)
+def _leaves(cfg: Config) -> str:
+    return ", ".join(f"{leaf} = {hosts}" for leaf, hosts in sorted(cfg.topology.switches.items()))
+
+
+def plan_lines(cfg: Config, hosts: Sequence[str] = ()) -> list[str]:
+    """The plan as the dry run prints it: with the step's `hosts` (in the job's node order) and a topology,
+    pairs within each leaf, then across."""
+    placed = cfg.topology.leaves_of(hosts)
+    leaves = [placed.get(node) for node in range(cfg.nodes)] if placed else []
+    cost = plan_cost(cfg.nodes, cfg.isolate.rounds, leaves)
+    plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed, leaves)
     sizes = cfg.isolate.measured_sizes()
     limits = bounds(cfg.check.budget_s, cost.rounds, len(sizes))
     out = [
@@ -165,12 +178,13 @@ def plan_lines(cfg: Config) -> list[str]:
         f"# each group measures {', '.join(map(format_size, sizes))} in turn, and stops before a size that "
         "would not finish within its round's share of the budget",
     ]
+    if leaves:
+        out.append(f"# leaves ({cfg.topology.resolved_from}): {_leaves(cfg)}; round 2 pairs within, round 3 across")
+    names = list(hosts) if len(hosts) == cfg.nodes else [f"node{n}" for n in range(cfg.nodes)]
     share = cfg.isolate.round_budget_s
     for number, groups in enumerate(plan, start=1):
         within = f" (within {share:.3g} s)" if share > 0 else ""
-        out.append(
-            f"# round {number}{within}: " + " ".join("+".join(f"node{n}" for n in group) for group in groups[:32])
-        )
+        out.append(f"# round {number}{within}: " + " ".join("+".join(names[n] for n in group) for group in groups[:32]))
     return out
 
 

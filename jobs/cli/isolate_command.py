@@ -11,6 +11,7 @@ from typing import TextIO
 
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
+from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
@@ -63,8 +64,9 @@ def _submit(args: argparse.Namespace) -> int:
         print("\n".join(plan_lines(cfg)))
         return 0
     cfg, said = _with_level(cfg)
+    cfg, topology = with_topology(cfg)
     request = launcher.prepare(cfg)  # refused before a word of the level: the run that starts is the one checked
-    for line, stream in said:
+    for line, stream in [*said, (topology, sys.stdout)]:
         print(line, file=stream, flush=True)
     started = launcher.start(request)
     for line in started.lines:
@@ -109,7 +111,9 @@ def plan_lines(cfg: Config) -> list[str]:
             "healthy nodes (each round follows from the figures of the last)"
         ]
     plan = pairs_plan(n) if mode == "pairs" else random_plan(n, cfg.isolate.rounds, cfg.isolate.seed)
-    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s)"]
+    rails = cfg.rails.count(cfg.ranks_per_node) if cfg.rails.enabled(cfg.ranks_per_node) else 1
+    on_rails = f" on each of {rails} rails at once ({len(pairs_measured(plan)) * rails} groups)" if rails > 1 else ""
+    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s){on_rails}"]
     for number, groups in enumerate(plan[:PLAN_ROUNDS_SHOWN], start=1):
         out.append(f"# round {number}: " + " ".join("+".join(names[node] for node in group) for group in groups))
     if len(plan) > PLAN_ROUNDS_SHOWN:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from slurm.hostlist import BadHostlist, expand_hostlist
+from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 from slurm.submission import SlurmUnavailable
 from slurm.topology import CONFIG_TOP, Topology, read_topology, topology_from_leaves
 
@@ -25,6 +25,9 @@ class TopologySettings:
     switches: dict[str, str] = field(default_factory=dict)
     """Leaf switch -> the hostlist of the nodes cabled to it, e.g. {leaf1: 'gpu[001-032]', leaf2: 'gpu[033-064]'},
     for clusters whose Slurm has no topology; the leaves join at one implicit top switch named spine."""
+    resolved_from: str = ""
+    """Where topology.switches came from, set by collbench isolate and check when they read the topology at
+    the start (slurm topology/tree, config topology.switches, none): not to be set by hand."""
 
     def from_config(self) -> Topology | None:
         """The topology topology.switches describes; None when it names none."""
@@ -43,6 +46,23 @@ class TopologySettings:
             return read_slurm()
         except SlurmUnavailable:
             return None
+
+    def resolved(self, read_slurm: Callable[[], Topology | None] = read_topology) -> TopologySettings:
+        """This section with the leaves topology.source chooses written into topology.switches, and where they
+        came from: what a run records at its start, so its readers never ask Slurm."""
+        topology = self.resolve(read_slurm)
+        if topology is None:
+            return replace(self, switches={}, resolved_from="none")
+        leaves = {name: collect_hostlist(hosts) for name, hosts in topology.leaves().items() if hosts}
+        return replace(self, switches=leaves, resolved_from=topology.source)
+
+    def leaves_of(self, hosts: Sequence[str]) -> dict[int, str]:
+        """Node index -> its leaf switch, for the nodes topology.switches places (with source none: nothing)."""
+        topology = self.from_config() if self.source != "none" else None
+        if topology is None:
+            return {}
+        found = {node: topology.leaf_of(host) for node, host in enumerate(hosts)}
+        return {node: leaf for node, leaf in found.items() if leaf is not None}
 
     def problems(self) -> list[str]:
         found = []

@@ -36,7 +36,11 @@ def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
         stopped.setdefault(node.host, node.how)
     if not stopped and outcome.postmortem is not None:
         stopped = silent_nodes(list(outcome.postmortem.ends.values()))
-    verdict = check_verdict(iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw)
+    leaves = [iso.grains.leaves.get(node) for node in range(len(iso.hosts))]
+    verdict = check_verdict(
+        iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw, leaves,
+        iso.grains.nics,
+    )  # fmt: skip
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
     level_from = cfg.isolate.expected_from if cfg.isolate.expected_busbw else ""
     return CheckOutcome(run.run_id, verdict, finished, list(outcome.problems), level_from)
@@ -79,6 +83,7 @@ def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[
         lines.append(f"# pairs judged against a healthy level of {verdict.level:.3f} GB/s{origin}")
     lines.append(f"VETTED {hostlist(verdict.vetted) or '(none)'}")
     lines += [f"CORDONED {node.host}: {node.reason}" for node in verdict.cordoned]
+    lines += verdict.links
     if verdict.unchecked:
         lines.append(f"UNCHECKED {hostlist(verdict.unchecked)}: the check ended before they were measured")
     lines += [f"# note: {note}" for note in verdict.notes]

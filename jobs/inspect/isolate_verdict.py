@@ -10,17 +10,20 @@ from typing import Any
 
 import msgspec
 
+from jobs.inspect.grain_lines import Grains, fill_record, grain_findings, rail_table, topology_lines
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND
+from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds, group_figures, replay
-from jobs.isolate.verdict import Measured, Verdict, bisect_verdict, drain_command, exclude_override, judge
+from jobs.isolate.verdict import EVERY_RAIL, Measured, Verdict, bisect_verdict, drain_command, exclude_override
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.isolate import (
     ISOLATE_PLAN,
     ISOLATE_ROUND,
+    IsolatePlan,
     IsolateVerdict,
     LinkVerdict,
     NodeVerdict,
@@ -52,6 +55,8 @@ class IsolateOutcome:
     """How long each finished round took, from isolate/rounds.jsonl."""
     ended: bool = False
     """The run has ended: the verdict will not change (only then is isolate.json recorded)."""
+    grains: Grains = field(default_factory=Grains)
+    """The rails, NICs and leaves the verdict was judged with."""
 
     @property
     def found(self) -> bool:
@@ -71,25 +76,31 @@ class IsolateOutcome:
         return exclude_override(self.hosts, self.verdict, self.stopped_hosts)
 
     def drain(self) -> str:
-        return drain_command(self.hosts, self.verdict, self.run_id, self.stopped_hosts)
+        return drain_command(self.hosts, self.verdict, self.run_id, self.stopped_hosts, self.grains.nics)
 
 
 def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     cfg = outcome.config
-    hosts = _hosts(run, outcome)
-    rounds = replay(cfg.isolate, hosts, group_figures(outcome.rows, hosts))
+    plan = _plan(run)
+    hosts = plan.hosts if plan is not None else _hosts_of_statuses(outcome)
+    rails = plan.rails if plan is not None else [EVERY_RAIL]
+    leaves = cfg.topology.leaves_of(hosts)
+    figures = group_figures(outcome.rows, hosts)
+    rounds = replay(cfg.isolate, hosts, figures, rails, [leaves.get(node) for node in range(len(hosts))])
+    nics = [cfg.rails.nic(rail) for rail in range(max(rails) + 1)]
+    grains = Grains(rails, nics, leaves, cfg.topology.resolved_from)
     verdict: Verdict | None = None
     if rounds.measured and isinstance(rounds.planner, Bisect):
         verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
     elif rounds.measured:
-        verdict = judge(_judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw)
+        verdict = judge_fabric(_judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves)
     stopped = []
     if outcome.postmortem is not None:
         for end in sorted(outcome.postmortem.ends.values(), key=lambda e: e.rank):
             if end.kind in STOPPED_KINDS:
                 stopped.append(StoppedNode(end.host, f"rank {end.rank} {end.state}: {end.how}"))
     seconds = _round_seconds(run)
-    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended)
+    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended, grains)
 
 
 def _judged(rounds: Rounds) -> list[Measured]:
@@ -100,14 +111,16 @@ def _judged(rounds: Rounds) -> list[Measured]:
     return [m for m in rounds.measured if m.round != WHOLE_ROUND] or rounds.measured
 
 
-def _hosts(run: RunDir, outcome: RunOutcome) -> list[str]:
-    """The nodes in the job's order: as rank 0 wrote them at the start, else from the ranks' statuses."""
+def _plan(run: RunDir) -> IsolatePlan | None:
+    """The nodes in the job's order and the rails, as rank 0 wrote them at the start."""
     try:
-        plan = ISOLATE_PLAN.read_if_any(run.isolate_plan)
+        return ISOLATE_PLAN.read_if_any(run.isolate_plan)
     except (OSError, RecordError):
-        plan = None
-    if plan is not None:
-        return plan.hosts
+        return None
+
+
+def _hosts_of_statuses(outcome: RunOutcome) -> list[str]:
+    """The nodes in the job's order from the ranks' statuses, when rank 0 wrote no plan."""
     by_node = {s.node_rank: s.host for s in outcome.statuses.values()}
     return [by_node.get(node, f"node{node}") for node in range(outcome.config.nodes)]
 
@@ -146,7 +159,9 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
             f"# healthy level {verdict.level:.3f} GB/s ({origin}), spread (MAD) {verdict.spread:.3f}; slow below "
             f"{verdict.level * (1 - verdict.tolerance):.3f} (tolerance {verdict.tolerance:.0%})"
         )
+        out += topology_lines(iso.grains, iso.hosts)
         out += [""] + (_bisect_lines(iso) if isinstance(rounds.planner, Bisect) else _matrix_lines(iso, verdict))
+        out += rail_table(verdict, iso.grains, iso.hosts)
     if rounds.unfinished:
         names = ", ".join(collect_hostlist(iso.hosts[n] for n in g) for g in rounds.unfinished)
         out.append(f"# round {rounds.round_no} did not finish: {names}")
@@ -180,7 +195,8 @@ def _matrix_lines(iso: IsolateOutcome, verdict: Verdict) -> list[str]:
     width = max(8, *(len(h) + 1 for h in hosts))
     out = []
     if len(hosts) <= MATRIX_MAX_NODES:
-        out.append("# busbw (GB/s), node x node")
+        slowest = ", each pair's slowest rail" if iso.grains.on_rails else ""
+        out.append(f"# busbw (GB/s), node x node{slowest}")
         out.append("#" + " " * (width - 1) + "".join(f"{h:>{width}}" for h in hosts))
         for i, host in enumerate(hosts):
             cells = [_cell(verdict.matrix.get((min(i, j), max(i, j))), i == j, width) for j in range(len(hosts))]
@@ -240,10 +256,12 @@ def _findings(iso: IsolateOutcome) -> list[str]:
                 f"BAD LINK {a}-{b}: busbw {link.busbw:.3f} GB/s, {link.ratio:.2f} of the level, while {a} and {b} "
                 "are healthy with the other nodes"
             )
+        out += grain_findings(verdict, iso.grains, hosts)
         out += [f"# note: {note}" for note in verdict.notes]
     if iso.exclude():
         out.append(f"# exclude the bad nodes from the next job: {iso.exclude()}")
-        out.append(f"# drain them (for an admin; collbench never runs it): {iso.drain()}")
+        out.append("# drain them (for an admin; collbench never runs it):")
+        out += iso.drain().splitlines()
     if verdict is not None and verdict.bad_links:
         out.append("# a bad link: look at the cables, ports and switch ports between its two nodes")
     if not iso.found and verdict is not None and not iso.problems:
@@ -270,7 +288,7 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
         run_id=iso.run_id,
         mode=iso.rounds.mode,
         hosts=hosts,
-        rounds=[RoundGroup(m.round, [hosts[n] for n in m.nodes], m.busbw) for m in iso.rounds.measured],
+        rounds=[RoundGroup(m.round, [hosts[n] for n in m.nodes], m.busbw, m.rail) for m in iso.rounds.measured],
         round_seconds=iso.seconds,
         unfinished=[[hosts[n] for n in g] for g in iso.rounds.unfinished],
         found=iso.found,
@@ -286,8 +304,11 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
             NodeVerdict(hosts[f.node], f.node, f.measurements, f.slow, f.median_busbw, f.ratio) for f in verdict.nodes
         ]
         record.bad_nodes = [hosts[f.node] for f in verdict.bad_nodes]
-        record.bad_links = [LinkVerdict([hosts[n] for n in b.nodes], b.busbw, b.ratio) for b in verdict.bad_links]
+        record.bad_links = [
+            LinkVerdict([hosts[n] for n in b.nodes], b.busbw, b.ratio, b.rail) for b in verdict.bad_links
+        ]
         record.notes = verdict.notes
+        fill_record(record, verdict, iso.grains, hosts)
         record.matrix = [(hosts[a], hosts[b], busbw) for (a, b), busbw in sorted(verdict.matrix.items())]
     return record
 

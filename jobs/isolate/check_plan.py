@@ -138,7 +138,8 @@ class CheckVerdict:
     pairs: int
     notes: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
-    """Slow switch links, one line each (the link, its rail, the nodes behind it): no node is cordoned for one."""
+    """Slow switch links (or, with no topology, cuts in the matrix), one line each: the link, its rail, the
+    nodes behind it. No node is cordoned for one."""
 
     @property
     def measured(self) -> bool:
@@ -212,7 +213,10 @@ def _judge_pairs(
     ]
     for fault in verdict.bad_rails:
         reasons.setdefault(hosts[fault.node], rail_fault_reason(fault, verdict.level, source, nics))
-    links = [switch_fault_line(fault, hosts, verdict.level, nics) for fault in verdict.switch_faults]
+    links = [
+        ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
+        for fault in verdict.switch_faults
+    ]
     return verdict.level, notes, links
 
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.isolate.verdict import EVERY_RAIL, RailFault, SwitchFault
+from jobs.isolate.verdict import RailFault, SwitchFault, rail_name
 from slurm.hostlist import collect_hostlist
-
-
-def rail_name(rail: int, nics: Sequence[str] = ()) -> str:
-    """'rail 3 (mlx5_3)', 'rail 3', or 'every rail'."""
-    if rail == EVERY_RAIL:
-        return "every rail"
-    nic = nics[rail] if 0 <= rail < len(nics) and nics[rail] else ""
-    return f"rail {rail} ({nic})" if nic else f"rail {rail}"
 
 
 def link_name(fault: SwitchFault, hosts: Sequence[str]) -> str:

@@ -48,12 +48,12 @@ class FixedPlan:
         return None
 
 
-def planner_for(settings: IsolateSettings, n: int) -> Planner:
+def planner_for(settings: IsolateSettings, n: int, leaves: Sequence[str | None] = ()) -> Planner:
     mode = settings.resolved_mode(n)
     if mode == "bisect":
         return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
     if mode == "check":
-        return FixedPlan(check_plan(n, settings.rounds, settings.seed))
+        return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves))
     if mode == "random":
         return FixedPlan(random_plan(n, settings.rounds, settings.seed))
     return FixedPlan(pairs_plan(n))
@@ -99,6 +99,8 @@ class Rounds:
     rails: list[int] = field(default_factory=lambda: [EVERY_RAIL])
     """The rails every node group is measured on, one group a rail, all at once (EVERY_RAIL: one group of
     every rank of its nodes)."""
+    leaves: Sequence[str | None] = ()
+    """Node index -> its leaf switch (None: not known): check plans pairs within and across leaves."""
     planner: Planner = field(init=False)
     measured: list[Measured] = field(default_factory=list)
     current: Round | None = None
@@ -107,7 +109,7 @@ class Rounds:
     """Groups of the last round handed out that have no figure: the run stopped there."""
 
     def __post_init__(self) -> None:
-        self.planner = planner_for(self.settings, len(self.hosts))
+        self.planner = planner_for(self.settings, len(self.hosts), self.leaves)
 
     @property
     def mode(self) -> str:
@@ -145,10 +147,15 @@ class Rounds:
 
 
 def replay(
-    settings: IsolateSettings, hosts: list[str], figures: Mapping[GroupKey, float], rails: Sequence[int] = ()
+    settings: IsolateSettings,
+    hosts: list[str],
+    figures: Mapping[GroupKey, float],
+    rails: Sequence[int] = (),
+    leaves: Sequence[str | None] = (),
 ) -> Rounds:
-    """The rounds the job ran, from the figures its results hold, up to the first round left unfinished."""
-    rounds = Rounds(settings, hosts, list(rails) or [EVERY_RAIL])
+    """The rounds the job ran, from the figures its results hold, up to the first round left unfinished
+    (with the rails and leaves the job planned with)."""
+    rounds = Rounds(settings, hosts, list(rails) or [EVERY_RAIL], leaves)
     while rounds.start() is not None and rounds.finish(figures):
         pass
     return rounds

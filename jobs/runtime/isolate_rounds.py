@@ -47,7 +47,8 @@ def run_isolate(
     aligned = cfg.rails.enabled(placement.local_world_size)
     hosts, ranks_of = _nodes(placement, cfg.rails.rail_of(placement.local_rank) if aligned else EVERY_RAIL)
     rails = sorted({rail for node in ranks_of for rail in node})
-    rounds = Rounds(cfg.isolate, hosts, rails)
+    leaves = cfg.topology.leaves_of(hosts)
+    rounds = Rounds(cfg.isolate, hosts, rails, [leaves.get(node) for node in range(len(hosts))])
     settings = cfg.measured_bench()
     timeout = datetime.timedelta(seconds=cfg.timeouts.collective_s)
     if placement.rank == 0:

@@ -78,6 +78,8 @@ class RoundGroup:
     round: int
     nodes: list[str]
     busbw: float
+    rail: int = -1
+    """The rail whose ranks the group held; -1: every rank of its nodes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,8 @@ class NodeVerdict:
     median_busbw: float
     ratio: float
     """median busbw / the healthy level."""
+    rail: int = -1
+    """The rail these figures are of (in `units`); -1: the node over all its rails."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +106,45 @@ class LinkVerdict:
     nodes: list[str]
     busbw: float
     ratio: float
+    rail: int = -1
+    """The rail it is slow on; -1: every rank of the two nodes (node grain)."""
 
 
-VERDICT_VERSION = 2
+@dataclass(frozen=True, slots=True)
+class RailVerdict:
+    """One rail of one node slow while its other rails are healthy: that NIC, its cable or its switch port."""
+
+    host: str
+    node: int
+    rail: int
+    nic: str
+    """The rail's HCA or interface (rails.hcas, rails.interfaces), empty when the config names none."""
+    measurements: int
+    slow: int
+    median_busbw: float
+    ratio: float
+    healthy_rails: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchVerdict:
+    """A slow link between switches: every pair across it slow, every node healthy within its own leaf."""
+
+    switches: list[str]
+    """[a, b]: the link between leaves a and b; [a]: a's uplink; []: no topology, the matrix shows a cut."""
+    rail: int
+    """The rail it is on; -1: every rail measured (or node grain)."""
+    sides: list[list[str]]
+    """The hosts on each side: behind the link, none of them drained for it."""
+    measurements: int
+    slow: int
+    busbw: float
+    ratio: float
+    line: str
+    """The verdict's line for it, as printed."""
+
+
+VERDICT_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -136,9 +176,21 @@ class IsolateVerdict:
     bad_links: list[LinkVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     matrix: list[tuple[str, str, float]] = field(default_factory=list)
-    """Every pair measured: (host, host, busbw)."""
+    """Every pair measured: (host, host, busbw), the slowest rail's figure when rail-aligned."""
+    rails: list[int] = field(default_factory=lambda: [-1])
+    """The rails measured, one group a rail; [-1]: not rail-aligned."""
+    nics: list[str] = field(default_factory=list)
+    """Rail -> its HCA or interface, as the config names them."""
+    leaves: dict[str, str] = field(default_factory=dict)
+    """Host -> its leaf switch, when the topology was known."""
+    topology: str = ""
+    """Where the leaves came from (slurm topology/tree, config topology.switches), empty when unknown."""
+    units: list[NodeVerdict] = field(default_factory=list)
+    """Every (node, rail) measured, judged on its rail's measurements (empty when not rail-aligned)."""
+    bad_rails: list[RailVerdict] = field(default_factory=list)
+    switch_faults: list[SwitchVerdict] = field(default_factory=list)
     version: int = VERDICT_VERSION
     """The format of this file."""
 
 
-ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same}, pretty=True)
+ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same, 2: _same}, pretty=True)

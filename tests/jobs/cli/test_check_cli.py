@@ -51,7 +51,7 @@ def test_the_dry_run_prints_one_step_on_the_allocation_and_a_plan_of_three_round
         lines[3] == "# each group measures 1M, 256M in turn, and stops before a size that would not finish "
         "within its round's share of the budget"
     )
-    assert lines[4] == "# round 1 (within 8 s): node0+node1+node2+node3" and len(lines) == 7, "(40 s - 40%) / 3"
+    assert lines[4] == "# round 1 (within 8 s): gpu01+gpu02+gpu04+gpu05" and len(lines) == 7, "(40 s - 40%) / 3"
     assert not (workdir / "runs").exists()
 
 
@@ -76,3 +76,19 @@ def test_each_round_gets_its_share_of_the_budget_and_every_group_measures_the_pr
     assert cfg.measured_bench().size_list() == [2 << 20, 256 << 20]
     assert cfg.bench.time_budget_ms == 500, "10 s x 30% over 3 rounds of 2 sizes: the probe is one of them"
     assert round_budget_s(25, 3) == pytest.approx(5.0) and round_budget_s(60, 1) == pytest.approx(36.0)
+
+
+def test_with_leaves_in_the_config_the_dry_run_pairs_within_each_leaf_then_across(workdir: Path) -> None:
+    result = collbench(
+        "check", "--dry-run", "slurm.exclude=gpu03", "topology.switches={s1: 'gpu[01-02]', s2: 'gpu[04-05]'}",
+        f"output_dir={workdir / 'runs'}", cwd=workdir, env=env(**ALLOCATION),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-4] == (
+        "# leaves (config topology.switches): s1 = gpu[01-02], s2 = gpu[04-05]; round 2 pairs within, round 3 across"
+    )
+    assert lines[-2] == "# round 2 (within 12 s): gpu01+gpu02 gpu04+gpu05", lines
+    within = {"gpu01": "s1", "gpu02": "s1", "gpu04": "s2", "gpu05": "s2"}
+    pairs = [pair.split("+") for pair in lines[-1].split(": ")[1].split()]
+    assert len(pairs) == 2 and all(within[a] != within[b] for a, b in pairs), lines[-1]

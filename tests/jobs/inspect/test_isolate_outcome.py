@@ -3,13 +3,17 @@ plain form; and the command's refusals of bad input (exit 2, one line, nothing s
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from jobs.cli.main import main
 from jobs.config.isolate_settings import IsolateSettings
+from jobs.inspect.grain_lines import Grains
 from jobs.inspect.isolate_verdict import IsolateOutcome, StoppedNode, lines, matrix_rows, to_plain
+from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.rounds import GroupKey, Rounds, replay
 from jobs.isolate.verdict import judge
@@ -102,3 +106,55 @@ def test_the_dry_run_prints_the_script_and_every_round(tmp_path: Path, capsys: p
     assert "# isolate plan: mode pairs, 6 nodes, all_reduce at 2 size(s); 5 round(s), 15 pair measurement(s)" in out
     assert "# round 1: n1+n6 n2+n5 n3+n4" in out
     assert not (tmp_path / "runs").exists()
+
+
+def rail_figures(slow: Callable[[tuple[int, ...], int], bool]) -> dict[GroupKey, float]:
+    """The six-node pairs plan on rails 0 and 1; a (pair, rail) that `slow` names at 0.01 GB/s."""
+    return {
+        (number, group, rail): 0.01 if slow(group, rail) else 1.0 + 0.01 * number
+        for number, groups in enumerate(pairs_plan(len(HOSTS)), start=1)
+        for group in groups
+        for rail in (0, 1)
+    }
+
+
+def rail_outcome(figures: dict[GroupKey, float], leaves: dict[int, str]) -> IsolateOutcome:
+    rounds = replay(IsolateSettings(), HOSTS, figures, [0, 1])
+    grains = Grains([0, 1], ["mlx5_0", "mlx5_1"], leaves, "slurm topology/tree" if leaves else "")
+    verdict = judge_fabric(rounds.measured, 0.15, 0.0, leaves)
+    return IsolateOutcome("RUN", HOSTS, rounds, verdict, [], [], [0.5] * rounds.round_no, True, grains)
+
+
+LEAVES = {0: "s1", 1: "s1", 2: "s1", 3: "s2", 4: "s2", 5: "s2"}
+
+
+def test_a_slow_rail_names_the_node_the_rail_and_its_nic_and_drains_the_node_for_it() -> None:
+    iso = rail_outcome(rail_figures(lambda group, rail: rail == 1 and 2 in group), LEAVES)
+    text = "\n".join(lines(iso, "all_reduce", [1 << 30]))
+    assert "BAD RAIL n3: rail 1 (mlx5_1) busbw 0.01 GB/s" in text and "its other rails healthy (0)" in text
+    assert "BAD NODE" not in text and "SWITCH" not in text
+    assert "# leaves (slurm topology/tree): s1 = n[1-3], s2 = n[4-6]" in text
+    assert re.search(r"^#   n3\s+1\.00\s+0\.01$", text, re.M), text
+    assert iso.exclude() == "slurm.exclude=n3"
+    assert 'NodeName=n3 State=DRAIN Reason="collbench isolate RUN: rail 1 (mlx5_1) busbw 0.01 of healthy' in iso.drain()
+    plain = to_plain(iso)
+    assert [(r["host"], r["rail"], r["nic"]) for r in plain["bad_rails"]] == [("n3", 1, "mlx5_1")]
+    assert plain["bad_nodes"] == [] and plain["switch_faults"] == [] and len(plain["units"]) == 12
+    assert plain["leaves"]["n4"] == "s2" and plain["rails"] == [0, 1]
+
+
+def test_a_slow_uplink_names_the_switch_link_and_drains_no_node() -> None:
+    iso = rail_outcome(rail_figures(lambda group, rail: rail == 1 and LEAVES[group[0]] != LEAVES[group[1]]), LEAVES)
+    text = "\n".join(lines(iso, "all_reduce", [1 << 30]))
+    assert "SLOW SWITCH LINK s1-s2 on rail 1 (mlx5_1): 9 of 9 pair(s) across slow" in text
+    assert "behind it: n[1-3] | n[4-6]" in text and "BAD NODE" not in text and "BAD RAIL" not in text
+    assert iso.exclude() == "" and iso.drain() == "" and iso.exit_code == 1
+    [fault] = to_plain(iso)["switch_faults"]
+    assert fault["switches"] == ["s1", "s2"] and fault["sides"] == [["n1", "n2", "n3"], ["n4", "n5", "n6"]]
+
+
+def test_without_a_topology_a_cut_is_named_as_two_sets_and_no_node() -> None:
+    iso = rail_outcome(rail_figures(lambda group, rail: LEAVES[group[0]] != LEAVES[group[1]]), {})
+    text = "\n".join(lines(iso, "all_reduce", [1 << 30]))
+    assert "CUT n[1-3] | n[4-6] on every rail" in text and "BAD NODE" not in text, text
+    assert "# no switch topology known" in text and iso.exclude() == ""

@@ -125,7 +125,8 @@ def test_a_slow_uplink_cordons_no_node_and_names_the_link_with_the_nodes_behind_
     verdict = check_verdict(HOSTS, measured, {}, tolerance=0.15, leaves=LEAVES)
     assert verdict.cordoned == [] and verdict.vetted == HOSTS
     [line] = verdict.links
-    assert line.startswith("s1-s2 on every rail: 4 of 4 pair(s) across slow") and "n[1-4] | n[5-8]" in line
+    assert line.startswith("SLOW SWITCH LINK s1-s2 on every rail: 4 of 4 pair(s) across slow")
+    assert "n[1-4] | n[5-8]" in line
     assert verdict.exit_code == 1
 
 
