@@ -79,7 +79,7 @@ FAULTS: dict[str, Fault] = {
             "nodes=2",
             *TINY,
             "slurm.tasks_per_node=2",
-            "rendezvous.master_addr=10.79.0.99",
+            "rendezvous.master_addr=10.80.0.99",
             "rendezvous.master_port=20015",
             "timeouts.collective_s=10",
         ],
