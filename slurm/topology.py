@@ -25,7 +25,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from slurm.hostlist import BadHostlist, expand_hostlist
 from slurm.submission import QUERY_TIMEOUT_S, SlurmUnavailable
@@ -163,11 +163,22 @@ def parse_topology(text: str) -> Topology:
         except ValueError as error:
             raise ValueError(f"scontrol show topology, line {number} {line.strip()!r}: {error}") from None
     if tree:
-        return Topology(tuple(tree), "slurm topology/tree")
+        return Topology(_own_nodes(tree), "slurm topology/tree")
     if blocks:
         top = Switch(BLOCKS_TOP, 1, (), tuple(block.name for block in blocks))
         return Topology((*blocks, top), "slurm topology/block")
     return Topology((), "slurm")
+
+
+def _own_nodes(tree: list[Switch]) -> tuple[Switch, ...]:
+    """Slurm lists under a switch every node below it (spine: Nodes=n[1-6] Switches=s[1-2]); keep under each
+    switch only the nodes cabled to it, those no child switch lists."""
+    listed = {switch.name: set(switch.nodes) for switch in tree}
+
+    def below(switch: Switch) -> set[str]:
+        return {host for child in switch.switches for host in listed.get(child, ())}
+
+    return tuple(replace(switch, nodes=tuple(h for h in switch.nodes if h not in below(switch))) for switch in tree)
 
 
 def _fields(line: str) -> dict[str, str]:

@@ -177,3 +177,16 @@ def test_a_configs_leaves_refuse_a_host_twice_a_bad_hostlist_and_the_spines_name
         topology_from_leaves({"leaf1": "gpu[1-"})
     with pytest.raises(ValueError, match="'spine'"):
         topology_from_leaves({"spine": "gpu1"})
+
+
+def test_an_upper_switch_keeps_only_the_nodes_cabled_to_it_not_those_slurm_lists_below_it() -> None:
+    """What Slurm 22.05 prints for the test cluster's topology.conf: the spine lists every node below it."""
+    topology = parse_topology(
+        "SwitchName=s1 Level=0 LinkSpeed=1 Nodes=n[1-3]\n"
+        "SwitchName=s2 Level=0 LinkSpeed=1 Nodes=n[4-6]\n"
+        "SwitchName=spine Level=1 LinkSpeed=1 Nodes=n[1-6] Switches=s[1-2]\n"
+    )
+    assert topology.leaves() == {"s1": ("n1", "n2", "n3"), "s2": ("n4", "n5", "n6")}
+    assert topology.switch("spine").nodes == ()
+    assert topology.hosts_behind("spine") == tuple(f"n{i}" for i in range(1, 7))
+    assert topology.leaf_of("n5") == "s2" and topology.path("s1", "s2") == ("s1", "spine", "s2")
