@@ -113,7 +113,9 @@ def plan_lines(cfg: Config) -> list[str]:
     plan = pairs_plan(n) if mode == "pairs" else random_plan(n, cfg.isolate.rounds, cfg.isolate.seed)
     rails = cfg.rails.count(cfg.ranks_per_node) if cfg.rails.enabled(cfg.ranks_per_node) else 1
     on_rails = f" on each of {rails} rails at once ({len(pairs_measured(plan)) * rails} groups)" if rails > 1 else ""
-    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s){on_rails}"]
+    again = cfg.isolate.confirm_rounds
+    then = f"; then up to {again} round(s) measuring every slow pair again before it is named" if again else ""
+    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s){on_rails}{then}"]
     for number, groups in enumerate(plan[:PLAN_ROUNDS_SHOWN], start=1):
         out.append(f"# round {number}: " + " ".join("+".join(names[node] for node in group) for group in groups))
     if len(plan) > PLAN_ROUNDS_SHOWN:

@@ -51,6 +51,10 @@ class IsolateSettings:
     """random: the seed of the matchings, so a run can be repeated."""
     tolerance: float = DEFAULT_TOLERANCE
     """A measurement is slow below (1 - tolerance) x the healthy level."""
+    confirm_rounds: int = 2
+    """pairs and random: after the plan, rounds that measure again every pair that would be named a bad link
+    (one figure is one sample: a healthy pair can fall under the level once on a noisy fabric), disjoint
+    pairs at once; a link is named only when slow both times. 0: name a link from its one figure."""
     expected_busbw: float = 0.0
     """The healthy level in GB/s; 0: from the results history (isolate.from_history), else the median of the
     nodes' median busbw (bisect: the best figure so far)."""
@@ -111,6 +115,8 @@ class IsolateSettings:
             found.append(f"isolate.expected_busbw: {self.expected_busbw:g} must be 0 (from the run) or positive GB/s")
         if self.rounds < 1:
             found.append(f"isolate.rounds: {self.rounds} must be >= 1")
+        if self.confirm_rounds < 0:
+            found.append(f"isolate.confirm_rounds: {self.confirm_rounds} must be 0 (no confirmation) or more")
         if self.round_budget_s < 0:
             found.append(f"isolate.round_budget_s: {self.round_budget_s:g} must be 0 (no bound) or positive seconds")
         if self.probe_size <= 0:

@@ -16,6 +16,7 @@ from collectives.results import SummaryRow
 from jobs.config.isolate_settings import IsolateSettings
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import check_plan
+from jobs.isolate.confirm import ConfirmedPlan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import EVERY_RAIL, Measured
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
@@ -33,7 +34,7 @@ class Planner(Protocol):
 
 @dataclass(slots=True)
 class FixedPlan:
-    """pairs and random: every round known in advance, whatever the figures."""
+    """check: every round known in advance, whatever the figures."""
 
     plan: list[Round]
     handed_out: int = 0
@@ -54,9 +55,8 @@ def planner_for(settings: IsolateSettings, n: int, leaves: Sequence[str | None] 
         return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
     if mode == "check":
         return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves))
-    if mode == "random":
-        return FixedPlan(random_plan(n, settings.rounds, settings.seed))
-    return FixedPlan(pairs_plan(n))
+    plan = random_plan(n, settings.rounds, settings.seed) if mode == "random" else pairs_plan(n)
+    return ConfirmedPlan(plan, settings.tolerance, settings.expected_busbw, settings.confirm_rounds)
 
 
 def group_label(round_no: int, hosts: Sequence[str], group: Group, rail: int = EVERY_RAIL) -> str:

@@ -117,8 +117,9 @@ def test_a_healthy_cluster_measures_every_pair_once_and_names_nothing(
     print(f"isolate pairs, 6 healthy nodes: {time.monotonic() - started:.1f} s from submit to verdict")
     assert result.returncode == 0, result.stdout + result.stderr
     plain = verdict(run)
-    assert plain["mode"] == "pairs" and len({r["round"] for r in plain["rounds"]}) == 5
-    assert pairs_measured(plain) == all_pairs(slurm_cluster.wide_nodes)
+    planned = [r for r in plain["rounds"] if r["round"] <= 5]  # then any slow pair again (jobs.isolate.confirm)
+    assert plain["mode"] == "pairs" and len({r["round"] for r in planned}) == 5
+    assert pairs_measured({"rounds": planned}) == all_pairs(slurm_cluster.wide_nodes)
     assert plain["bad_nodes"] == [] and plain["bad_links"] == [] and plain["stopped"] == []
     assert "# nothing found" in result.stdout and "BAD " not in result.stdout
     assert re.search(r"^#\s+n1\s+-(\s+\d+\.\d{3}){5}$", result.stdout, re.M), result.stdout
@@ -141,7 +142,7 @@ def test_a_slow_node_is_the_one_named(slurm_cluster: SlurmCluster, workdir: Path
     assert re.search(r"^BAD NODE n3: ", result.stdout, re.M) and not re.search(r"^BAD NODE n[^3]", result.stdout, re.M)
     assert 'scontrol update NodeName=n3 State=DRAIN Reason="collbench isolate ' in result.stdout
     rounds = len({r["round"] for r in plain["rounds"]})
-    assert rounds < 5 if mode == "bisect" else rounds == 5, plain["rounds"]
+    assert rounds < 5 if mode == "bisect" else rounds >= 5, plain["rounds"]
     found = recorded(run.name)  # the node verdicts land in the history, n3 the one bad node
     assert found is not None
     row, children = found
@@ -162,6 +163,8 @@ def test_a_slow_link_is_named_and_neither_of_its_nodes(slurm_cluster: SlurmClust
     plain = verdict(run)
     assert plain["bad_nodes"] == [], plain
     assert [link["nodes"] for link in plain["bad_links"]] == [["n2", "n5"]], plain
+    again = [r for r in plain["rounds"] if r["round"] > 5]
+    assert ["n2", "n5"] in [r["nodes"] for r in again], "slow twice: measured again before it is named"
     assert re.search(r"^BAD LINK n2-n5: ", result.stdout, re.M) and "BAD NODE" not in result.stdout
     assert plain["exclude"] == ""
 

@@ -10,8 +10,7 @@ from pathlib import Path
 from collectives.layout import LAYOUTS
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
-from jobs.isolate.plan import pairs_plan
-from jobs.isolate.rounds import group_label
+from jobs.isolate.rounds import Rounds, group_label
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from jobs.rundir.records.rank import HEARTBEAT, STATUS, Beat, HeartbeatPhase, RankState, RankStatus
@@ -78,8 +77,10 @@ def isolate_run(output_dir: Path, nodes: int = 4, slow_link: tuple[int, int] = (
     run.isolate_dir.mkdir()
     ISOLATE_PLAN.write(run.isolate_plan, IsolatePlan(mode="pairs", hosts=hosts, ranks=ranks_of, started=time.time()))
     lines: dict[int, list[RankResult]] = {rank: [] for rank in range(2 * nodes)}
+    planned = Rounds(cfg.isolate, hosts)  # the rounds as the job plans them, slow pairs measured again included
     with run.isolate_rounds.open("wb") as rounds:
-        for number, groups in enumerate(pairs_plan(nodes), start=1):
+        while (groups := planned.start()) is not None:
+            number = planned.round_no
             figures = []
             for group in groups:
                 members = sorted(rank for node in group for rank in ranks_of[node])
@@ -92,6 +93,7 @@ def isolate_run(output_dir: Path, nodes: int = 4, slow_link: tuple[int, int] = (
                         ))  # fmt: skip
                 figures.append(GroupFigure(nodes=[hosts[n] for n in group], busbw=lines[members[0]][-1].busbw))
             rounds.write(ISOLATE_ROUND.encode(IsolateRound(round=number, groups=figures, seconds=1.0)) + b"\n")
+            assert planned.finish({planned.key(g): f.busbw for g, f in zip(groups, figures, strict=True)})
     for rank, measured in lines.items():
         _rank_files(run, rank, hosts[rank // 2], rank // 2, measured)
     return run

@@ -1,0 +1,47 @@
+"""isolate's pairs and random plans measure a slow pair again before naming it a bad link (jobs.isolate.confirm):
+through Rounds and replay, as the job and the verdict run them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from jobs.config.isolate_settings import IsolateSettings
+from jobs.isolate.plan import Group, pairs_plan
+from jobs.isolate.rounds import GroupKey, Rounds
+from jobs.isolate.verdict import judge
+
+HOSTS = [f"n{i}" for i in range(1, 7)]
+
+
+def run(figure: Callable[[int, Group], float], settings: IsolateSettings | None = None) -> Rounds:
+    """Every round as the job runs it, each group's figure from `figure(round, group)`."""
+    rounds = Rounds(settings or IsolateSettings(mode="pairs"), HOSTS)
+    while (groups := rounds.start()) is not None:
+        figures: dict[GroupKey, float] = {rounds.key(g): figure(rounds.round_no, g) for g in groups}
+        assert rounds.finish(figures)
+    return rounds
+
+
+def test_a_pair_slow_once_is_measured_again_and_not_named() -> None:
+    rounds = run(lambda number, group: 0.1 if group == (1, 4) and number <= 5 else 10.0)
+    assert rounds.round_no == 6, "the five rounds of pairs, then the slow pair again"
+    assert [m.nodes for m in rounds.measured if m.round == 6] == [(1, 4)]
+    assert judge(rounds.measured).bad_links == []
+
+
+def test_a_pair_slow_twice_is_named() -> None:
+    rounds = run(lambda number, group: 0.1 if group == (1, 4) else 10.0)
+    assert rounds.round_no == 6 and [link.nodes for link in judge(rounds.measured).bad_links] == [(1, 4)]
+
+
+def test_a_bad_node_s_pairs_are_not_measured_again_and_sharing_pairs_take_two_rounds() -> None:
+    assert run(lambda number, group: 0.1 if 2 in group else 10.0).round_no == 5
+    slow = {(0, 1), (0, 2)}
+    rounds = run(lambda number, group: 0.1 if group in slow else 10.0)
+    assert [m.nodes for m in rounds.measured if m.round > 5] == [(0, 1), (0, 2)]
+    assert rounds.round_no == 7, "two slow pairs that share node 0: one round each"
+
+
+def test_no_confirmation_when_asked_for_none() -> None:
+    settings = IsolateSettings(mode="pairs", confirm_rounds=0)
+    assert run(lambda number, group: 0.1 if group == (1, 4) else 10.0, settings).round_no == len(pairs_plan(6))
