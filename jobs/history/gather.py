@@ -8,7 +8,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -23,7 +23,7 @@ from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
-from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict
+from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchVerdict
 from jobs.rundir.records.rank import RankState, RankStatus
 from jobs.rundir.records.run import RunMeta, Task
 from jobs.rundir.records.summary import SUMMARY, Summary
@@ -231,18 +231,57 @@ def _hosts_named(line: str, hosts: set[str]) -> set[str]:
 
 
 def _isolate(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> dict[str, list[Row]]:
+    """The verdict at its three grains: each node over all its rails (rail None) and each (node, rail), the slow
+    links (rail None: node grain) and the slow switch links. An isolate.json before format 3 has no rails and
+    no switches: its rows are the nodes' and links' alone."""
     verdict = _isolate_verdict(run, outcome_of)
     bad = set(verdict.bad_nodes)
     nodes = [
         {"host": n.host, "measurements": n.measurements, "slow": n.slow, "median_busbw": n.median_busbw,
-         "ratio": n.ratio, "bad": n.host in bad}
+         "ratio": n.ratio, "bad": n.host in bad, "rail": None, "nic": ""}
         for n in verdict.nodes
     ]  # fmt: skip
+    bad_rails = {(r.host, r.rail) for r in verdict.bad_rails}
+    nodes += [
+        {"host": u.host, "measurements": u.measurements, "slow": u.slow, "median_busbw": u.median_busbw,
+         "ratio": u.ratio, "bad": (u.host, u.rail) in bad_rails, "rail": u.rail, "nic": _nic(verdict, u.rail)}
+        for u in verdict.units
+        if u.rail >= 0  # a node-grain verdict's units are its nodes again, rail -1: their rows are above
+    ]  # fmt: skip
     links = [
-        {"host_a": link.nodes[0], "host_b": link.nodes[-1], "busbw": link.busbw, "ratio": link.ratio}
+        {"host_a": link.nodes[0], "host_b": link.nodes[-1], "busbw": link.busbw, "ratio": link.ratio,
+         "rail": _rail(link.rail)}
         for link in verdict.bad_links
-    ]
-    return {"isolate_nodes": nodes, "isolate_links": links}
+    ]  # fmt: skip
+    switches = [_switch(fault) for fault in verdict.switch_faults]
+    return {"isolate_nodes": nodes, "isolate_links": links, "isolate_switches": switches}
+
+
+def _rail(rail: int) -> int | None:
+    """The history's rail: None for every rail (the records' -1)."""
+    return None if rail < 0 else rail
+
+
+def _nic(verdict: IsolateVerdict, rail: int) -> str:
+    """The rail's HCA or interface as the run's config named it; '' when it named none."""
+    return verdict.nics[rail] if 0 <= rail < len(verdict.nics) else ""
+
+
+def switch_text(switches: Sequence[str]) -> str:
+    """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or '' (a cut seen with no topology)."""
+    if len(switches) == 1:
+        return f"{switches[0]} uplink"
+    return "-".join(switches)
+
+
+def _switch(fault: SwitchVerdict) -> Row:
+    sides = [collect_hostlist(side) if side else "" for side in fault.sides] + ["", ""]
+    ends = [*fault.switches, "", ""]
+    return {
+        "switches": switch_text(fault.switches), "switch_a": ends[0], "switch_b": ends[1], "rail": _rail(fault.rail),
+        "side_a": sides[0], "side_b": sides[1], "measurements": fault.measurements, "slow": fault.slow,
+        "busbw": fault.busbw, "ratio": fault.ratio,
+    }  # fmt: skip
 
 
 def _isolate_verdict(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> IsolateVerdict:

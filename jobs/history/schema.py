@@ -135,9 +135,14 @@ isolate_nodes = Table(
     Column("median_busbw", Float, nullable=False),
     Column("ratio", Float, nullable=False),
     Column("bad", Boolean, nullable=False),
+    Column("rail", Integer, nullable=True),
+    Column("nic", WORD, nullable=False, server_default=""),
     Index("ix_isolate_nodes_run", "run"),
     Index("ix_isolate_nodes_host", "host"),
 )
+"""One row per node over all its rails (rail NULL), and, for a rail-aligned verdict, one per (node, rail) with
+its NIC (rails.hcas or rails.interfaces, '' when the config names none): bad for the slow rails the verdict
+named (a node bad over most of its rails is bad on its NULL row)."""
 
 isolate_links = Table(
     "isolate_links",
@@ -147,10 +152,35 @@ isolate_links = Table(
     Column("host_b", HOST, nullable=False),
     Column("busbw", Float, nullable=False),
     Column("ratio", Float, nullable=False),
+    Column("rail", Integer, nullable=True),
     Index("ix_isolate_links_run", "run"),
     Index("ix_isolate_links_a", "host_a"),
     Index("ix_isolate_links_b", "host_b"),
 )
+"""A slow pair of healthy nodes; rail NULL: node grain (every rank of the two)."""
+
+isolate_switches = Table(
+    "isolate_switches",
+    metadata,
+    _run_ref(),
+    Column("switches", HOST, nullable=False),
+    Column("switch_a", HOST, nullable=False),
+    Column("switch_b", HOST, nullable=False),
+    Column("rail", Integer, nullable=True),
+    Column("side_a", Text, nullable=False),
+    Column("side_b", Text, nullable=False),
+    Column("measurements", Integer, nullable=False),
+    Column("slow", Integer, nullable=False),
+    Column("busbw", Float, nullable=False),
+    Column("ratio", Float, nullable=False),
+    Index("ix_isolate_switches_run", "run"),
+    Index("ix_isolate_switches_a", "switch_a"),
+    Index("ix_isolate_switches_b", "switch_b"),
+)
+"""A slow switch link the verdict named: switches 's1-s2' (the link between leaves s1 and s2), 's1 uplink', or
+'' (no topology: a cut the matrix shows), its switches one a column (switch_a, switch_b: '' where none, so a
+name with a '-' in it is found whole); rail NULL: every rail; side_a, side_b: the hostlists behind it (none
+of them drained for it)."""
 
 attempts = Table(
     "attempts",
@@ -163,5 +193,5 @@ attempts = Table(
     Index("ix_attempts_run", "run"),
 )
 
-CHILDREN = (problems, results, hosts, fabric, isolate_nodes, isolate_links, attempts)
+CHILDREN = (problems, results, hosts, fabric, isolate_nodes, isolate_links, isolate_switches, attempts)
 """Every table that hangs off a run: what replacing a run's record deletes first."""
