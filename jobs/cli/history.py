@@ -1,4 +1,5 @@
-"""`collbench history`: record run directories, list runs, a figure's trend and baseline, a node's record.
+"""`collbench history`: record run directories, list runs, a figure's trend and baseline, a node's record, a
+switch's record.
 jobs.history (and with it SQLAlchemy) is imported inside the handlers, when the command runs: other
 commands start as fast as before."""
 
@@ -24,7 +25,9 @@ SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def add_command(commands: Any) -> None:
-    history = commands.add_parser("history", help="the results history: ingest, list, trend, node, show, prune, export")
+    history = commands.add_parser(
+        "history", help="the results history: ingest, list, trend, node, switch, show, prune, export"
+    )
     views = history.add_subparsers(dest="view", required=True, metavar="VIEW")
     ingest = _view(views, "ingest", "record run directories, sweeps or whole output_dirs not recorded yet")
     ingest.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
@@ -42,6 +45,11 @@ def add_command(commands: Any) -> None:
     node = _view(views, "node", "every isolate, fabric, failure and slow-host verdict that named a node")
     node.add_argument("host")
     node.set_defaults(handler=_cmd_node)
+    switch = _view(views, "switch", "every slow switch link the isolate and check verdicts named at a switch")
+    switch.add_argument(
+        "name", metavar="NAME", help="a switch (s1), or a link as the verdicts name it (s1-s2, 's1 uplink')"
+    )
+    switch.set_defaults(handler=_cmd_switch)
     show = _view(views, "show", "one run's place in its history: each op and size against the runs before it")
     show.add_argument("run_id", metavar="RUN", help="a recorded run id (or its first characters)")
     show.add_argument("--tolerance", default="5%", help="a drop always allowed, with 3 MAD (default 5%%)")
@@ -196,6 +204,17 @@ def _cmd_node(args: argparse.Namespace) -> int:
     print_rows([event.to_plain() for event in events], args.format, "node")
     if args.format == "table" and not events:
         print(f"# no verdict in the history names {args.host}")
+    return 0
+
+
+def _cmd_switch(args: argparse.Namespace) -> int:
+    from jobs.history.switch_record import switch_record
+
+    with _open(args) as history:
+        events = switch_record(history, args.name)
+    print_rows([event.to_plain() for event in events], args.format, "switch")
+    if args.format == "table" and not events:
+        print(f"# no verdict in the history names a slow link at {args.name}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""`collbench history node HOST`: every verdict that named a host, across the runs recorded."""
+"""`collbench history node HOST`: every verdict that named a host, across the runs recorded, at the grain the
+verdict named it: the node, one rail of it (its NIC), a link to another node, or a switch link it is behind."""
 
 from __future__ import annotations
 
@@ -10,28 +11,32 @@ from sqlalchemy import Select, or_, select
 from jobs.history import schema
 from jobs.history.database import History
 from jobs.history.queries import Row
+from slurm.hostlist import BadHostlist, expand_hostlist
 
 
 @dataclass(frozen=True, slots=True)
 class NodeEvent:
-    """One verdict that named a host: its run, what kind (isolate node, isolate link, fabric, failure, slow
-    host) and the verdict's words."""
+    """One verdict that named a host: its run, what kind (isolate node, isolate rail, isolate link, behind
+    switch link, fabric, failure, slow host), the verdict's words, and the rail it is of (None: the node over
+    all its rails, or a verdict with no rail)."""
 
     run_id: str
     started: float
     what: str
     detail: str
+    rail: int | None = None
 
     def to_plain(self) -> Row:
         return asdict(self)
 
 
 def node_record(history: History, host: str) -> list[NodeEvent]:
-    """Every verdict that named `host`, oldest first: isolate (bad node, bad link), fabric, ranks blamed for a
-    failure, slow at its own work: what the run's own verdict said, nothing it held is no evidence."""
-    events = _isolate_nodes(history, host) + _isolate_links(history, host) + _fabric(history, host)
-    events += _failures(history, host) + _slow(history, host)
-    return sorted(events, key=lambda e: (e.started, e.run_id, e.what))
+    """Every verdict that named `host`, oldest first: isolate (bad node, bad rail, bad link, behind a slow
+    switch link), fabric, ranks blamed for a failure, slow at its own work: what the run's own verdict said,
+    nothing it held is no evidence."""
+    events = _isolate_nodes(history, host) + _isolate_rails(history, host) + _isolate_links(history, host)
+    events += _behind_switches(history, host) + _fabric(history, host) + _failures(history, host) + _slow(history, host)
+    return sorted(events, key=lambda e: (e.started, e.run_id, e.what, -1 if e.rail is None else e.rail))
 
 
 def _with_run(*columns: Any) -> Select[Any]:
@@ -41,25 +46,91 @@ def _with_run(*columns: Any) -> Select[Any]:
 def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[NodeEvent]:
     with history.engine.connect() as connection:
         found = connection.execute(query).mappings().all()
-    return [NodeEvent(r["run_id"], r["started"], what, detail.format(**r)) for r in found]
+    return [NodeEvent(r["run_id"], r["started"], what, detail.format(**r), r.get("rail")) for r in found]
+
+
+def rail_words(rail: int | None, nic: str = "") -> str:
+    """'rail 3 (mlx5_3)', 'rail 3', or 'every rail' (rail None), as the verdicts name a rail."""
+    if rail is None:
+        return "every rail"
+    return f"rail {rail} ({nic})" if nic else f"rail {rail}"
 
 
 def _isolate_nodes(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_nodes.c
     query = _with_run(t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
-    query = query.where(t.host == host, t.bad.is_(True))
+    query = query.where(t.host == host, t.bad.is_(True), t.rail.is_(None))
     detail = (
         "isolate: bad node, median busbw {median_busbw:.2f} GB/s ({ratio:.2f} of the level), {slow}/{measurements} slow"
     )
     return _rows(history, query, "isolate node", detail)
 
 
+def _isolate_rails(history: History, host: str) -> list[NodeEvent]:
+    """One rail of the node slow while its other rails were healthy: that NIC, its cable or its switch port."""
+    t = schema.isolate_nodes.c
+    query = _with_run(t.rail, t.nic, t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
+    query = query.where(t.host == host, t.bad.is_(True), t.rail.is_not(None))
+    with history.engine.connect() as connection:
+        found = connection.execute(query).mappings().all()
+    return [
+        NodeEvent(
+            r["run_id"],
+            r["started"],
+            "isolate rail",
+            f"isolate {rail_words(r['rail'], r['nic'])}: bad rail, median busbw {r['median_busbw']:.2f} GB/s "
+            f"({r['ratio']:.2f} of the level), {r['slow']}/{r['measurements']} slow; its other rails healthy",
+            r["rail"],
+        )
+        for r in found
+    ]
+
+
 def _isolate_links(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_links.c
-    query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio).join(schema.isolate_links)
+    query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio, t.rail).join(schema.isolate_links)
     query = query.where(or_(t.host_a == host, t.host_b == host))
-    detail = "isolate: bad link {host_a}-{host_b}, busbw {busbw:.2f} GB/s ({ratio:.2f} of the level)"
-    return _rows(history, query, "isolate link", detail)
+    with history.engine.connect() as connection:
+        found = connection.execute(query).mappings().all()
+    return [NodeEvent(r["run_id"], r["started"], "isolate link", _link_words(r), r["rail"]) for r in found]
+
+
+def _link_words(r: Any) -> str:
+    on = "" if r["rail"] is None else f" on {rail_words(r['rail'])}"
+    figures = f"busbw {r['busbw']:.2f} GB/s ({r['ratio']:.2f} of the level)"
+    return f"isolate: bad link {r['host_a']}-{r['host_b']}{on}, {figures}"
+
+
+def _behind_switches(history: History, host: str) -> list[NodeEvent]:
+    """Runs whose verdict named a slow switch link (or a cut) with `host` on one side: the link's, not the
+    node's fault (the verdict drained none of the nodes behind it). The sides are hostlists: the few switch
+    verdicts are read and expanded here."""
+    t = schema.isolate_switches.c
+    query = _with_run(t.switches, t.rail, t.side_a, t.side_b, t.busbw, t.ratio).join(schema.isolate_switches)
+    with history.engine.connect() as connection:
+        found = connection.execute(query).mappings().all()
+    return [
+        NodeEvent(r["run_id"], r["started"], "behind switch link", _behind_words(r), r["rail"])
+        for r in found
+        if host in _hosts_of(r["side_a"]) or host in _hosts_of(r["side_b"])
+    ]
+
+
+def _behind_words(r: Any) -> str:
+    figures = f"busbw {r['busbw']:.2f} GB/s ({r['ratio']:.2f} of the level)"
+    where = rail_words(r["rail"])
+    if r["switches"]:
+        link = f"behind slow switch link {r['switches']} on {where}"
+    else:
+        link = f"on one side of a cut {r['side_a']} | {r['side_b']} on {where} (no topology known)"
+    return f"isolate: {link}, {figures}; not a fault of the node"
+
+
+def _hosts_of(hostlist: str) -> set[str]:
+    try:
+        return set(expand_hostlist(hostlist)) if hostlist else set()
+    except BadHostlist:
+        return set()
 
 
 def _fabric(history: History, host: str) -> list[NodeEvent]:
