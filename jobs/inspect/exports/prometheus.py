@@ -25,6 +25,8 @@ from jobs.config.fingerprint import config_fingerprint
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
 from jobs.rundir.layout import RunDir, read_json
+from jobs.rundir.records.isolate import IsolateVerdict, SwitchVerdict
+from slurm.hostlist import collect_hostlist
 
 PREFIX = "collbench_"
 JOB = "collbench"
@@ -48,8 +50,14 @@ COLLECTIVES = {
 
 GROUP = ("cluster", "config")
 ROW = (*GROUP, "collective", "message_size", "message_size_bytes", "placement", "root")
-NODE = (*GROUP, "hostname")
-NODE_VERDICTS = ("healthy", "slow", "stopped")
+NODE = (*GROUP, "hostname", "leaf")
+"""`leaf`: the node's leaf switch, '' when the topology is not known."""
+NODE_VERDICTS = ("healthy", "slow", "slow_rail", "stopped")
+RAIL = (*GROUP, "hostname", "rail", "hca")
+"""`hca`: the rail's HCA or interface as rails.hcas / rails.interfaces name it, '' when they name none."""
+RAIL_VERDICTS = ("healthy", "slow")
+SWITCH = (*GROUP, "switch", "rail")
+"""`rail`: '' when the link is slow on every rail (or the verdict is not rail-aligned)."""
 
 
 class ExportError(ValueError):
@@ -201,26 +209,82 @@ def add_run(
 
 
 def _add_isolate(families: _Families, run: RunDir, outcome: RunOutcome, group: list[str]) -> None:
-    record = verdict_record(assess_isolate(run, outcome))
+    add_isolate_verdict(families, verdict_record(assess_isolate(run, outcome)), group)
+
+
+def add_isolate_verdict(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:
+    """An isolate (or check) verdict at its three grains: each node (with its leaf switch when the topology is
+    known), each (node, rail) with its HCA, and each slow switch link."""
     add = families.add
-    add("isolate_bad_found", "1 when collbench isolate named a bad node or link, or a node stopped answering.",
+    add("isolate_bad_found", "1 when collbench isolate named a bad node, rail or link, or a node stopped answering.",
         GROUP, group, float(record.found))  # fmt: skip
     if record.level is not None:
         add("isolate_level_bytes_per_second", "The healthy level isolate judges every node against (busbw).",
             GROUP, group, record.level * GB)  # fmt: skip
     stopped = {node.host for node in record.stopped}
+    slow_rail = {rail.host for rail in record.bad_rails}
     figures = {node.host: node for node in record.nodes}
     for host in record.hosts:
-        verdict = "stopped" if host in stopped else "slow" if host in record.bad_nodes else "healthy"
+        verdict = (
+            "stopped" if host in stopped else "slow" if host in record.bad_nodes
+            else "slow_rail" if host in slow_rail else "healthy"
+        )  # fmt: skip
+        node = (*group, host, record.leaves.get(host, ""))
         for state in NODE_VERDICTS:
-            add("isolate_node_verdict", "Each node's verdict: 1 on its state (healthy, slow, stopped), 0 on others.",
-                (*NODE, "verdict"), (*group, host, state), float(state == verdict))  # fmt: skip
+            add("isolate_node_verdict", "Each node's verdict: 1 on its state (healthy, slow, slow_rail: one of its "
+                "rails slow, stopped), 0 on others.", (*NODE, "verdict"), (*node, state),
+                float(state == verdict))  # fmt: skip
         figure = figures.get(host)
         if figure is not None:
             add("isolate_node_bus_bandwidth_bytes_per_second", "The node's median busbw over its groups.", NODE,
-                (*group, host), figure.median_busbw * GB)  # fmt: skip
+                node, figure.median_busbw * GB)  # fmt: skip
             add("isolate_node_level_ratio", "The node's median busbw / the healthy level (1 is healthy).", NODE,
-                (*group, host), figure.ratio)  # fmt: skip
+                node, figure.ratio)  # fmt: skip
+    _add_rails(families, record, group)
+    _add_switch_links(families, record, group)
+
+
+def _add_rails(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:
+    """Each (node, rail) of a rail-aligned verdict: slow when the verdict named that rail (the node's other
+    rails healthy: its NIC, cable or switch port); a node slow on most of its rails is `slow` on its node."""
+    add = families.add
+    bad = {(rail.host, rail.rail) for rail in record.bad_rails}
+    for unit in (unit for unit in record.units if unit.rail >= 0):  # rail -1: a node-grain verdict's nodes again
+        labels = (*group, unit.host, str(unit.rail), _hca(record, unit.rail))
+        verdict = "slow" if (unit.host, unit.rail) in bad else "healthy"
+        for state in RAIL_VERDICTS:
+            add("isolate_rail_verdict", "Each node's rail's verdict: 1 on its state (healthy, slow: the verdict "
+                "named that rail), 0 on the other.", (*RAIL, "verdict"), (*labels, state),
+                float(state == verdict))  # fmt: skip
+        add("isolate_rail_bus_bandwidth_bytes_per_second", "The node's median busbw on the rail over its groups.",
+            RAIL, labels, unit.median_busbw * GB)  # fmt: skip
+        add("isolate_rail_level_ratio", "The node's median busbw on the rail / the healthy level (1 is healthy).",
+            RAIL, labels, unit.ratio)  # fmt: skip
+
+
+def _add_switch_links(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:
+    """Each slow switch link the verdict named (none of the nodes behind it drained)."""
+    add = families.add
+    for fault in record.switch_faults:
+        labels = (*group, switch_label(fault), "" if fault.rail < 0 else str(fault.rail))
+        add("isolate_switch_link_level_ratio", "A slow switch link's busbw (the median of the slow pairs across it) "
+            "/ the healthy level.", SWITCH, labels, fault.ratio)  # fmt: skip
+        add("isolate_switch_link_bus_bandwidth_bytes_per_second", "A slow switch link's busbw: the median of the "
+            "slow pairs across it.", SWITCH, labels, fault.busbw * GB)  # fmt: skip
+
+
+def switch_label(fault: SwitchVerdict) -> str:
+    """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or, with no topology known, the two sets of
+    nodes either side of the cut ('n[1-3] | n[4-6]'), as the verdict's line names it."""
+    if len(fault.switches) == 1:
+        return f"{fault.switches[0]} uplink"
+    if fault.switches:
+        return "-".join(fault.switches)
+    return " | ".join(collect_hostlist(side) for side in fault.sides)
+
+
+def _hca(record: IsolateVerdict, rail: int) -> str:
+    return record.nics[rail] if 0 <= rail < len(record.nics) else ""
 
 
 def exposition(registry: CollectorRegistry) -> str:
