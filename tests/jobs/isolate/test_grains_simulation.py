@@ -1,0 +1,145 @@
+"""The accuracy simulation of tests/bench/bench_grains.py: its faults, its scoring on hand-made verdicts, and a
+few trials at 64 nodes (its own figures are printed by the bench, not asserted here)."""
+
+from __future__ import annotations
+
+import random
+
+from jobs.isolate.verdict import EVERY_RAIL, NodeFigures, RailFault, SwitchFault, Verdict
+from tests.bench.bench_grains import (
+    LEAF_SIZE,
+    PLANS,
+    RAILS,
+    Cell,
+    Fabric,
+    Faults,
+    Scenario,
+    cells,
+    factor,
+    make_faults,
+    measure,
+    run_cell,
+    score,
+    sizes,
+)
+
+FABRIC = Fabric.of(64)
+"""Two leaves: s1 holds nodes 0-31, s2 nodes 32-63."""
+
+
+def figures(node: int) -> NodeFigures:
+    return NodeFigures(node, 8, 8, 50.0, 0.5)
+
+
+def rail_fault(node: int, rail: int) -> RailFault:
+    return RailFault(node, rail, 1, 1, 50.0, 0.5, [])
+
+
+def switch(switches: tuple[str, ...], rail: int, sides: tuple[tuple[int, ...], ...] = ((), ())) -> SwitchFault:
+    return SwitchFault(switches, sides, rail, 32, 32, 50.0, 0.5)
+
+
+def verdict(
+    nodes: list[int] = [],  # noqa: B006 - never mutated
+    rails: list[tuple[int, int]] = [],  # noqa: B006
+    switches: list[SwitchFault] = [],  # noqa: B006
+) -> Verdict:
+    found = Verdict(100.0, 1.0, 0.15, [], [figures(node) for node in nodes])
+    found.bad_rails = [rail_fault(node, rail) for node, rail in rails]
+    found.switch_faults = list(switches)
+    return found
+
+
+def test_the_fabric_has_leaves_of_32() -> None:
+    assert FABRIC.leaves[0] == "s1" and FABRIC.leaves[LEAF_SIZE] == "s2" and set(FABRIC.members) == {"s1", "s2"}
+    assert len(FABRIC.members["s2"]) == LEAF_SIZE
+
+
+def test_each_fault_slows_only_its_own_path() -> None:
+    node = Faults("node", 0.5, nodes=frozenset({3}))
+    assert [factor(FABRIC, node, 3, 4, rail) for rail in range(RAILS)] == [0.5] * RAILS
+    assert factor(FABRIC, node, 4, 5, 0) == 1.0
+    rail = Faults("rail", 0.5, rails=frozenset({(3, 2)}))
+    assert factor(FABRIC, rail, 3, 40, 2) == 0.5 and factor(FABRIC, rail, 3, 40, 1) == 1.0
+    link = Faults("link", 0.8, links=frozenset({("s1", 4)}))
+    assert factor(FABRIC, link, 3, 40, 4) == 0.8  # across s1's uplink on rail 4
+    assert factor(FABRIC, link, 3, 4, 4) == 1.0  # within s1: no uplink on the path
+    assert factor(FABRIC, link, 3, 40, 5) == 1.0
+
+
+def test_faults_are_k_distinct_places() -> None:
+    draw = random.Random(1)
+    assert len(make_faults(FABRIC, "node", 3, 0.5, draw).nodes) == 3
+    rails = make_faults(FABRIC, "rail", 3, 0.5, draw).rails
+    assert len({node for node, _ in rails}) == 3
+    assert len(make_faults(FABRIC, "link", 3, 0.5, draw).links) == 3
+    assert make_faults(FABRIC, "healthy", 0, 1.0, draw).count == 0
+
+
+def test_every_pair_of_a_plan_is_measured_on_every_rail() -> None:
+    plan = PLANS["check"].rounds(FABRIC, 7)
+    measured = measure(plan, FABRIC, Faults("healthy", 1.0), 0.05, random.Random(0))
+    assert len(measured) == sum(len(groups) for _, groups in plan) * RAILS
+    assert {m.rail for m in measured} == set(range(RAILS)) and all(m.busbw > 0 for m in measured)
+
+
+def test_the_faults_named_at_their_grain_are_exact() -> None:
+    made = Faults("node", 0.5, nodes=frozenset({3, 40}))
+    got = score(FABRIC, made, verdict(nodes=[3, 40]))
+    assert (got.exact, got.exact_all, got.drained, got.missed, got.wrong_grain) == (1, 1, 0, 0, 0)
+
+
+def test_a_healthy_node_named_is_drained_and_the_fault_left_unnamed_is_missed() -> None:
+    made = Faults("node", 0.5, nodes=frozenset({3}))
+    got = score(FABRIC, made, verdict(rails=[(5, 1)]))
+    assert (got.exact, got.drained, got.missed, got.wrong_grain) == (0, 1, 1, 0)
+
+
+def test_a_fault_named_at_another_grain_is_neither_drained_nor_missed() -> None:
+    got = score(FABRIC, Faults("rail", 0.5, rails=frozenset({(3, 2)})), verdict(nodes=[3]))
+    assert (got.exact, got.drained, got.missed, got.wrong_grain) == (0, 0, 0, 1)
+    got = score(FABRIC, Faults("node", 0.5, nodes=frozenset({3})), verdict(rails=[(3, 0), (3, 1)]))
+    assert (got.exact, got.drained, got.missed, got.wrong_grain) == (0, 0, 0, 1)
+
+
+def test_an_uplink_is_named_by_a_switch_fault_holding_its_leaf_on_its_rail_or_every_rail() -> None:
+    made = Faults("link", 0.5, links=frozenset({("s2", 4)}))
+    for named in (switch(("s1", "s2"), 4), switch(("s2",), 4), switch(("s1", "s2"), EVERY_RAIL)):
+        got = score(FABRIC, made, verdict(switches=[named]))
+        assert (got.exact, got.missed, got.false_switch) == (1, 0, 0)
+    got = score(FABRIC, made, verdict(switches=[switch(("s1", "s2"), 5)]))
+    assert (got.exact, got.missed, got.false_switch) == (0, 1, 1)
+
+
+def test_with_no_topology_an_uplink_is_named_by_a_side_within_its_leaf() -> None:
+    made = Faults("link", 0.5, links=frozenset({("s2", 4)}))
+    inside = switch((), 4, (tuple(range(32, 64)), tuple(range(32))))
+    assert score(FABRIC, made, verdict(switches=[inside])).exact == 1
+    mixed = switch((), 4, ((30, 31, 32), (0, 1)))
+    assert score(FABRIC, made, verdict(switches=[mixed])).missed == 1
+
+
+def test_an_uplink_named_only_by_its_nodes_is_the_wrong_grain_and_drains_them() -> None:
+    made = Faults("link", 0.5, links=frozenset({("s2", 4)}))
+    got = score(FABRIC, made, verdict(rails=[(40, 4), (41, 4)]))
+    assert (got.exact, got.drained, got.missed, got.wrong_grain) == (0, 2, 0, 1)
+
+
+def test_a_few_trials_at_64_nodes_find_a_half_speed_node_and_repeat() -> None:
+    cell = Cell("check", 64, Scenario("node", 1, 0.5), 0.05, 3, seed=5)
+    got = run_cell(cell)
+    assert got.trials == 3 and got.missed == 0 and len(got.judge_s) == 3
+    again = run_cell(cell)
+    assert (again.exact, again.drained, again.pair_links) == (got.exact, got.drained, got.pair_links)
+
+
+def test_isolate_pairs_at_64_nodes_name_a_half_speed_uplink() -> None:
+    got = run_cell(Cell("isolate", 64, Scenario("link", 1, 0.5), 0.05, 1, seed=0))
+    assert got.missed == 0 and got.drained == 0 and got.false_switch == 0
+
+
+def test_the_quick_grid_is_small() -> None:
+    quick = cells(sizes(20, quick=True), seed=0)
+    assert {cell.nodes for cell in quick} == {64, 1024} and all(cell.trials == 1 for cell in quick)
+    full = sizes(20, quick=False)
+    assert [size.nodes for size in full] == [64, 1024, 4096] and full[0].trials["check"] == 20
