@@ -13,8 +13,9 @@ cordoned; with two rounds its partners, slow with it and healthy with their othe
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from jobs.config.check_settings import MAX_PAIR_ROUNDS
 from jobs.isolate.grains import judge_fabric
@@ -39,8 +40,8 @@ before the budget does."""
 
 
 def check_plan(n: int, pair_rounds: int, seed: int, leaves: Sequence[str | None] = ()) -> list[Round]:
-    """The whole allocation, then `pair_rounds` rounds of pairs (every pair, at most 3 rounds, below 4
-    nodes; nothing more at 2, where the whole allocation is the pair). With each node's leaf switch known
+    """The whole allocation, then `pair_rounds` rounds of pairs (every pair, one node resting a round, at 3
+    and 5 nodes; nothing more at 2, where the whole allocation is the pair). With each node's leaf switch known
     (`leaves`, two leaves or more) and two pair rounds: pairs within each leaf, then pairs across leaves, so
     a node slow within its own leaf is told from a slow link between leaves."""
     if n < 2:
@@ -48,15 +49,17 @@ def check_plan(n: int, pair_rounds: int, seed: int, leaves: Sequence[str | None]
     whole: Round = (tuple(range(n)),)
     if n == 2:
         return [whole]
-    if n == 3:
-        return [whole, *pairs_plan(3)]
+    if n in (3, 5):  # two rounds of a pair and a triple would group two of five nodes together twice
+        return [whole, *pairs_plan(n)]
     draw = random.Random(seed)
     if pair_rounds == MAX_PAIR_ROUNDS and len(set(leaves) - {None}) >= 2:
         within, across = _leaf_orders(n, leaves, draw)
-        return [whole, _matching(within), _matching(across)]
+        first = _matching(within)
+        return [whole, first, _apart(first, _matching(across))]
     order = list(range(n))
     draw.shuffle(order)
-    return [whole, *(_matching(order[k:] + order[:k]) for k in range(pair_rounds))]
+    rounds = [_matching(order[k:] + order[:k]) for k in range(pair_rounds)]
+    return [whole, *rounds[:1], *(_apart(rounds[0], later) for later in rounds[1:])]
 
 
 def _leaf_orders(n: int, leaves: Sequence[str | None], draw: random.Random) -> tuple[list[int], list[int]]:
@@ -84,6 +87,34 @@ def _matching(order: list[int]) -> Round:
     if cut < len(order):
         groups.append(tuple(sorted(order[cut:])))
     return tuple(groups)
+
+
+def _apart(first: Round, second: Round) -> Round:
+    """`second` with no two nodes grouped together in `first` too: each node's two groups then hold other
+    partners, so a partner slow with a bad node is healthy in its other group. Only a triple (an odd count)
+    can repeat two nodes; one of them trades places with a node of another group."""
+    together = {frozenset(p) for group in first for p in combinations(group, 2)}
+
+    def clean(group: Sequence[int]) -> bool:
+        return not any(frozenset(p) in together for p in combinations(group, 2))
+
+    groups = [list(group) for group in second]
+    for i, group in enumerate(groups):
+        for position in range(len(group)):
+            if clean(group):
+                break
+            for other in (g for j, g in enumerate(groups) if j != i):
+                swap = next((k for k in range(len(other)) if _swapped_clean(group, other, position, k, clean)), None)
+                if swap is not None:
+                    group[position], other[swap] = other[swap], group[position]
+                    break
+    return tuple(tuple(sorted(group)) for group in groups)
+
+
+def _swapped_clean(group: list[int], other: list[int], i: int, k: int, clean: Callable[[Sequence[int]], bool]) -> bool:
+    mine, theirs = list(group), list(other)
+    mine[i], theirs[k] = theirs[k], mine[i]
+    return clean(mine) and clean(theirs)
 
 
 @dataclass(frozen=True, slots=True)

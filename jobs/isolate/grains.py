@@ -93,7 +93,9 @@ def _switch_faults(
     pairs: Sequence[Measured], leaf_of: LeafOf, level: float, tolerance: float, named: bool
 ) -> tuple[list[SwitchFault], set[int]]:
     """The slow links between leaves, and the ids of the measurements across them (left out of the node
-    verdict: they say nothing about either node)."""
+    verdict: they say nothing about either node). On each rail, first the leaves whose pairs to every other
+    leaf are mostly slow (their uplinks: at scale a leaf pair is measured only a few times, the leaf's pairs
+    together many), then the pairs of leaves slow between themselves."""
     threshold = level * (1 - tolerance)
     bad_within = _bad_within_leaf(pairs, leaf_of, threshold)
     crossing: dict[tuple[int, str, str], list[Measured]] = defaultdict(list)
@@ -103,15 +105,36 @@ def _switch_faults(
         if a is not None and b is not None and a != b and not units & bad_within:
             low, high = sorted((a, b))
             crossing[(record.rail, low, high)].append(record)
-    slow_links = {
-        key: found for key, found in crossing.items() if _mostly_slow(found, threshold) and _two_sided(found, leaf_of)
-    }
-    across = {id(record) for found in slow_links.values() for record in found}
+    found: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
+    for rail in sorted({key[0] for key in crossing}):
+        mine = {(a, b): records for (r, a, b), records in crossing.items() if r == rail}
+        found.update({(rail, switches): records for switches, records in _slow_links(mine, leaf_of, threshold).items()})
+    across = {id(record) for records in found.values() for record in records}
     faults = [
-        _fault(switches, rail, found, leaf_of, threshold, level, named)
-        for (rail, switches), found in _collapsed(slow_links, crossing).items()
+        _fault(switches, rail, records, leaf_of, threshold, level, named)
+        for (rail, switches), records in _on_every_rail(found, {key[0] for key in crossing}).items()
     ]
     return sorted(faults, key=lambda f: (f.switches, f.rail)), across
+
+
+def _slow_links(
+    crossing: Mapping[tuple[str, str], list[Measured]], leaf_of: LeafOf, threshold: float
+) -> dict[tuple[str, ...], list[Measured]]:
+    """One rail's slow links: (leaf,) its uplink, (a, b) the link between two leaves -> their pairs."""
+    leaves = sorted({leaf for pair in crossing for leaf in pair})
+    found: dict[tuple[str, ...], list[Measured]] = {}
+    if len(leaves) >= 3:
+        for leaf in leaves:
+            others = {a if b == leaf else b for a, b in crossing if leaf in (a, b)}
+            mine = [record for pair, records in crossing.items() if leaf in pair for record in records]
+            if len(others) >= 2 and _mostly_slow(mine, threshold) and _two_sided(mine, leaf_of, threshold, leaf):
+                found[(leaf,)] = mine
+    explained = {leaf for (leaf,) in found}
+    for pair, records in crossing.items():
+        slow = _mostly_slow(records, threshold) and _two_sided(records, leaf_of, threshold, pair[0])
+        if slow and not explained & set(pair):
+            found[pair] = records
+    return found
 
 
 def _bad_within_leaf(pairs: Sequence[Measured], leaf_of: LeafOf, threshold: float) -> set[tuple[int, int]]:
@@ -128,48 +151,29 @@ def _mostly_slow(records: Sequence[Measured], threshold: float) -> bool:
     return sum(r.busbw < threshold for r in records) * 2 > len(records)
 
 
-def _two_sided(records: Sequence[Measured], leaf_of: LeafOf) -> bool:
-    by_side: dict[str | None, set[int]] = defaultdict(set)
+def _two_sided(records: Sequence[Measured], leaf_of: LeafOf, threshold: float, inside: str) -> bool:
+    """The slow pairs hold two nodes or more on each side (`inside` the leaf and out): a slow link slows every
+    node across it, one bad node (at scale seldom measured within its own leaf) only its own pairs."""
+    by_side: dict[bool, set[int]] = defaultdict(set)
     for record in records:
-        for node in record.nodes:
-            by_side[leaf_of(node, record.rail)].add(node)
+        if record.busbw < threshold:
+            for node in record.nodes:
+                by_side[leaf_of(node, record.rail) == inside].add(node)
     return len(by_side) == 2 and all(len(nodes) >= MIN_CROSS_NODES for nodes in by_side.values())
 
 
-def _collapsed(
-    slow: Mapping[tuple[int, str, str], list[Measured]], crossing: Mapping[tuple[int, str, str], list[Measured]]
+def _on_every_rail(
+    found: Mapping[tuple[int, tuple[str, ...]], list[Measured]], rails: set[int]
 ) -> dict[tuple[int, tuple[str, ...]], list[Measured]]:
-    """(rail, switches) -> its pairs: a leaf slow with every other leaf (two or more) is its uplink; a link
-    slow on every rail measured (two or more) is one fault on EVERY_RAIL."""
-    per_rail: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
-    for rail in sorted({key[0] for key in slow}):
-        links = {(a, b): found for (r, a, b), found in slow.items() if r == rail}
-        measured = {(a, b) for (r, a, b) in crossing if r == rail}
-        per_rail.update({(rail, switches): found for switches, found in _uplinks(links, measured).items()})
-    rails = {key[0] for key in crossing}
-    by_link: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    for rail, switches in per_rail:
-        by_link[switches].append(rail)
+    """A link slow on every rail measured (two or more) is one fault on EVERY_RAIL."""
+    by_link: dict[tuple[str, ...], set[int]] = defaultdict(set)
+    for rail, switches in found:
+        by_link[switches].add(rail)
     merged: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
-    for (rail, switches), found in per_rail.items():
-        every = len(rails) >= 2 and set(by_link[switches]) == rails
-        key = (EVERY_RAIL if every else rail, switches)
-        merged[key] = merged.get(key, []) + found
+    for (rail, switches), records in found.items():
+        key = (EVERY_RAIL if len(rails) >= 2 and by_link[switches] == rails else rail, switches)
+        merged[key] = merged.get(key, []) + list(records)
     return merged
-
-
-def _uplinks(
-    links: Mapping[tuple[str, str], list[Measured]], measured: set[tuple[str, str]]
-) -> dict[tuple[str, ...], list[Measured]]:
-    named: dict[tuple[str, ...], list[Measured]] = {}
-    taken: set[tuple[str, str]] = set()
-    for leaf in sorted({leaf for pair in links for leaf in pair}):
-        mine = {pair for pair in measured if leaf in pair}
-        if len(mine) >= 2 and mine <= set(links):
-            named[(leaf,)] = [record for pair in sorted(mine) for record in links[pair]]
-            taken |= mine
-    named.update({pair: found for pair, found in links.items() if pair not in taken})
-    return named
 
 
 def _fault(

@@ -75,6 +75,7 @@ def run_isolate(
             run_sweep(settings, ctx, labelled, on_progress=on_progress, deadline=deadline)
             dist.destroy_process_group(process_group)
             mine = labelled.results
+        _await_round(cfg.isolate.round_deadline(started), timeout)
         figures = _share(mine)
         measured += len(mine)
         if not rounds.finish(figures):
@@ -169,6 +170,17 @@ def _gloo_interface(interface: str) -> Iterator[None]:
             os.environ.pop("GLOO_SOCKET_IFNAME", None)
         else:
             os.environ["GLOO_SOCKET_IFNAME"] = before
+
+
+def _await_round(deadline: float, timeout: datetime.timedelta) -> None:
+    """On gloo, wait for every rank to end the round until its deadline and one collective time-out more: a
+    group that finished early waits on the slowest one here, not in the sharing below, whose wait is one
+    collective's time-out only (a group can overrun its deadline: the projection of its last size is a guess).
+    A rank that never comes is named by the barrier."""
+    if not deadline or dist.get_backend() != "gloo":
+        return
+    left = max(0.0, deadline - time.time())
+    dist.monitored_barrier(timeout=timeout + datetime.timedelta(seconds=left), wait_all_ranks=True)
 
 
 def _share(mine: list[RankResult]) -> dict[GroupKey, float]:

@@ -67,11 +67,11 @@ def test_each_round_gets_its_share_of_the_budget_and_every_group_measures_the_pr
     for name in [k for k in os.environ if k.startswith("SLURM_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
-    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-05]")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-06]")
     monkeypatch.chdir(workdir)
     words = ["check.budget_s=10", "check.probe_size=2M", "check.from_history=false", f"output_dir={workdir}"]
     cfg, _ = check_config(None, words)
-    assert cfg.isolate.round_budget_s == pytest.approx(10 * (1 - START_SHARE) / 3), "3 rounds at 5 nodes"
+    assert cfg.isolate.round_budget_s == pytest.approx(10 * (1 - START_SHARE) / 3), "3 rounds at 6 nodes"
     assert cfg.isolate.probe_size == 2 << 20
     assert cfg.measured_bench().size_list() == [2 << 20, 256 << 20]
     assert cfg.bench.time_budget_ms == 500, "10 s x 30% over 3 rounds of 2 sizes: the probe is one of them"
