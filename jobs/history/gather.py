@@ -8,7 +8,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -20,6 +20,7 @@ from jobs.config.model import Config
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES
 from jobs.inspect.report import OutcomeOnce, RunOutcome
+from jobs.isolate.naming import switches_name
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -267,18 +268,11 @@ def _nic(verdict: IsolateVerdict, rail: int) -> str:
     return verdict.nics[rail] if 0 <= rail < len(verdict.nics) else ""
 
 
-def switch_text(switches: Sequence[str]) -> str:
-    """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or '' (a cut seen with no topology)."""
-    if len(switches) == 1:
-        return f"{switches[0]} uplink"
-    return "-".join(switches)
-
-
 def _switch(fault: SwitchVerdict) -> Row:
     sides = [collect_hostlist(side) if side else "" for side in fault.sides] + ["", ""]
     ends = [*fault.switches, "", ""]
     return {
-        "switches": switch_text(fault.switches), "switch_a": ends[0], "switch_b": ends[1], "rail": _rail(fault.rail),
+        "switches": switches_name(fault.switches), "switch_a": ends[0], "switch_b": ends[1], "rail": _rail(fault.rail),
         "side_a": sides[0], "side_b": sides[1], "measurements": fault.measurements, "slow": fault.slow,
         "busbw": fault.busbw, "ratio": fault.ratio,
     }  # fmt: skip

@@ -9,13 +9,17 @@ from jobs.isolate.verdict import RailFault, SwitchFault, rail_name
 from slurm.hostlist import collect_hostlist
 
 
+def switches_name(switches: Sequence[str]) -> str:
+    """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or '' (a cut seen with no topology): the one
+    name a slow switch link has in the verdict, the history and the exports."""
+    if len(switches) == 1:
+        return f"{switches[0]} uplink"
+    return "-".join(switches)
+
+
 def link_name(fault: SwitchFault, hosts: Sequence[str]) -> str:
     """'s1-s2', 's1 uplink', or, with no topology, the two sets of nodes."""
-    if len(fault.switches) == 2:
-        return "-".join(fault.switches)
-    if len(fault.switches) == 1:
-        return f"{fault.switches[0]} uplink"
-    return " | ".join(nodes_of(side, hosts) for side in fault.sides)
+    return switches_name(fault.switches) or " | ".join(nodes_of(side, hosts) for side in fault.sides)
 
 
 def nodes_of(nodes: Sequence[int], hosts: Sequence[str]) -> str:

@@ -24,6 +24,7 @@ from prometheus_client.registry import Collector
 from jobs.config.fingerprint import config_fingerprint
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
+from jobs.isolate.naming import switches_name
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.isolate import IsolateVerdict, SwitchVerdict
 from slurm.hostlist import collect_hostlist
@@ -276,11 +277,7 @@ def _add_switch_links(families: _Families, record: IsolateVerdict, group: Sequen
 def switch_label(fault: SwitchVerdict) -> str:
     """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or, with no topology known, the two sets of
     nodes either side of the cut ('n[1-3] | n[4-6]'), as the verdict's line names it."""
-    if len(fault.switches) == 1:
-        return f"{fault.switches[0]} uplink"
-    if fault.switches:
-        return "-".join(fault.switches)
-    return " | ".join(collect_hostlist(side) for side in fault.sides)
+    return switches_name(fault.switches) or " | ".join(collect_hostlist(side) for side in fault.sides)
 
 
 def _hca(record: IsolateVerdict, rail: int) -> str:
