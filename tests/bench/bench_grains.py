@@ -1,24 +1,30 @@
 """Accuracy under noise: collbench isolate's and check's plans and verdict (jobs.isolate) over synthetic figures.
 
-    .venv/bin/python -m tests.bench.bench_grains [--quick] [--trials N] [--seed S]
+    .venv/bin/python -m tests.bench.bench_grains [--quick] [--trials N] [--seed S] [--jobs J]
 
 Not part of the test run, and not timed: it prints how often the verdict is right. The fabric: n nodes in
-leaves of 32 (s1, s2, ...), 8 rails; every pair a plan measures is measured on each rail (rail-aligned
-groups), its figure 100 GB/s x noise x the faults on its path, the noise Normal(1, sigma) clipped at 0.05.
+leaves of 32 (s1, s2, ...), 8 rails; every group a plan measures is measured on each rail (rail-aligned
+groups), its figure 100 GB/s x noise x the faults on its slowest path, the noise Normal(1, sigma) clipped at
+0.05, drawn afresh every time a group is measured (a pair measured again gets new noise).
 One kind of fault a scenario, k of them, each slowing its path to 0.5x or 0.8x:
 - node: every rail of the node;
 - rail: one (node, rail);
 - link: a leaf's uplink on one rail (every pair across that leaf on that rail).
-The plans: isolate's as its auto mode picks (pairs up to isolate.pairs_max_nodes, isolate.rounds random
-matchings beyond) and check's two rounds of pairs (check_plan(n, 2, seed, leaves)); the verdict is
-judge_fabric(measured, 0.15, leaves={node: leaf}), and at 64 nodes also with no topology (leaves=None).
+The rounds are driven as the job drives them, through jobs.isolate.rounds.Rounds (start() a round of node
+groups, finish() its figure per (group, rail)): isolate as its auto mode picks (pairs up to
+isolate.pairs_max_nodes, isolate.rounds = 10 random matchings beyond), then its confirm rounds (every pair
+the node-grain verdict would name a bad link measured again, at most isolate.confirm_rounds = 2 rounds);
+check's whole allocation and two rounds of pairs (mode check, rounds 2, the leaves in node order). The
+verdict is judge_fabric over rounds.measured (check: its pair rounds only, as the verdict's _judged takes
+them), tolerance 0.15, leaves={node: leaf}, and at 64 nodes also with no topology (leaves=None).
 
 Per trial: exact, the faults named are the faults made, at their grain (a bad uplink is named by a switch
 fault whose switches hold the leaf, or with no topology whose side lies in the leaf, on its rail or every
 rail), and nothing else is named; healthy drained, the nodes named bad (a bad node or a bad rail of it) with
 no fault of their own; missed, the faults made that nothing names at any grain; wrong grain, a fault named
 at another grain (a bad node as its rails, a bad rail as its node, an uplink as its nodes); false links,
-switch faults and pair links that cover no fault made. Every figure is summed over the trials.
+switch faults and pair links that cover no fault made; confirm, the rounds and groups measured after the
+plan. Every figure is summed over the trials.
 """
 
 from __future__ import annotations
@@ -26,18 +32,23 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import combinations
 
-from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, IsolateSettings
+from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, IsolateMode, IsolateSettings
+from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.bisect import Bisect
-from jobs.isolate.check_plan import WHOLE_ROUND, check_plan, plan_cost
+from jobs.isolate.check_plan import plan_cost
+from jobs.isolate.confirm import ConfirmedPlan
 from jobs.isolate.grains import judge_fabric
-from jobs.isolate.plan import Round, pairs_plan, random_plan
-from jobs.isolate.verdict import EVERY_RAIL, Measured, Verdict
+from jobs.isolate.plan import Group, pairs_plan, random_plan
+from jobs.isolate.rounds import GroupKey, Rounds
+from jobs.isolate.verdict import EVERY_RAIL, Verdict
 
 LEAF_SIZE = 32
 RAILS = 8
@@ -49,7 +60,8 @@ SLOWDOWNS = (0.5, 0.8)
 COUNTS = (1, 3)
 KINDS = ("node", "rail", "link")
 CHECK_PAIR_ROUNDS = 2
-RANDOM_ROUNDS = IsolateSettings().rounds
+RANDOM_ROUNDS = 10
+CONFIRM_ROUNDS = IsolateSettings().confirm_rounds
 COST_SIZES = (4, 64, 1024, 4096)
 
 
@@ -60,6 +72,8 @@ class Fabric:
     """node -> its leaf switch."""
     members: dict[str, frozenset[int]]
     """leaf -> its nodes."""
+    hosts: list[str]
+    """node -> its host name, in the job's node order."""
 
     @classmethod
     def of(cls, n: int) -> Fabric:
@@ -67,7 +81,8 @@ class Fabric:
         members: dict[str, set[int]] = {}
         for node, leaf in leaves.items():
             members.setdefault(leaf, set()).add(node)
-        return cls(n, leaves, {leaf: frozenset(nodes) for leaf, nodes in members.items()})
+        hosts = [f"n{node + 1}" for node in range(n)]
+        return cls(n, leaves, {leaf: frozenset(nodes) for leaf, nodes in members.items()}, hosts)
 
     def leaf_list(self) -> list[str | None]:
         return [self.leaves[node] for node in range(self.n)]
@@ -113,64 +128,84 @@ def factor(fabric: Fabric, faults: Faults, a: int, b: int, rail: int) -> float:
     return float(faults.slowdown**hits)
 
 
-def measure(
-    plan: Sequence[tuple[int, Round]], fabric: Fabric, faults: Faults, sigma: float, draw: random.Random
-) -> list[Measured]:
-    """Every group of every round on each rail (a triple, when a plan has one, at its slowest pair)."""
-    touched = set(faults.nodes) | {node for node, _ in faults.rails}
+HEALTHY = (1.0,) * RAILS
+
+
+def slowed(fabric: Fabric, faults: Faults, group: Group) -> tuple[float, ...]:
+    """Each rail's share of the healthy figure a group keeps: its slowest pair's (a collective runs at its
+    slowest path). A large group (check's whole allocation) is searched over its faulty nodes and one other
+    node of each leaf: any pair of it is as slow as one of those."""
+    touched = faults.nodes | {node for node, _ in faults.rails}
     uplinks = {leaf for leaf, _ in faults.links}
     leaves = fabric.leaves
-    healthy = [1.0] * RAILS
-    out = []
+    if not any(node in touched or leaves[node] in uplinks for node in group):
+        return HEALTHY
+    nodes: Sequence[int] = group
+    if len(group) > 3:
+        stand_in: dict[str, int] = {}
+        for node in group:
+            if node not in touched:
+                stand_in.setdefault(leaves[node], node)
+        nodes = sorted(touched & set(group)) + list(stand_in.values())
+    pairs = list(combinations(nodes, 2))
+    return tuple(min(factor(fabric, faults, a, b, rail) for a, b in pairs) for rail in range(RAILS))
+
+
+def drive(
+    settings: IsolateSettings,
+    fabric: Fabric,
+    faults: Faults,
+    sigma: float,
+    draw: random.Random,
+    leaves: Sequence[str | None] = (),
+) -> Rounds:
+    """Every round as the job runs it, through Rounds: each group of a round measured on every rail, each
+    figure with noise of its own (a group measured again in a later round draws new noise)."""
+    rounds = Rounds(settings, fabric.hosts, list(range(RAILS)), leaves)
     gauss = draw.gauss
-    for number, groups in plan:
+    while (groups := rounds.start()) is not None:
+        figures: dict[GroupKey, float] = {}
         for group in groups:
-            slowed = healthy
-            if any(node in touched or leaves[node] in uplinks for node in group):
-                slowed = [
-                    min(factor(fabric, faults, a, b, rail) for a in group for b in group if a < b)
-                    for rail in range(RAILS)
-                ]
+            share = slowed(fabric, faults, group)
             for rail in range(RAILS):
-                noise = max(NOISE_FLOOR, gauss(1.0, sigma))
-                out.append(Measured(number, group, LEVEL * noise * slowed[rail], rail))
-    return out
+                figures[rounds.key(group, rail)] = LEVEL * max(NOISE_FLOOR, gauss(1.0, sigma)) * share[rail]
+        if not rounds.finish(figures):
+            raise AssertionError(f"round {rounds.round_no} left unfinished: {rounds.unfinished}")
+    return rounds
+
+
+def confirm_cost(rounds: Rounds) -> tuple[int, int]:
+    """The rounds and groups measured after the plan (isolate's confirm rounds; 0 for a fixed plan)."""
+    if not isinstance(rounds.planner, ConfirmedPlan):
+        return 0, 0
+    planned = len(rounds.planner.plan)
+    groups = {(m.round, m.nodes) for m in rounds.measured if m.round > planned}
+    return rounds.round_no - planned, len(groups)
 
 
 # ---- the plans
 
 
-PlanOf = Callable[[Fabric, int], list[tuple[int, Round]]]
-"""(fabric, seed) -> the rounds to judge, numbered as the job numbers them."""
-
-
-def isolate_plan(fabric: Fabric, seed: int) -> list[tuple[int, Round]]:
-    """isolate.mode=auto: pairs up to PAIRS_MAX_NODES nodes, isolate.rounds random matchings beyond."""
-    rounds = pairs_plan(fabric.n) if fabric.n <= PAIRS_MAX_NODES else random_plan(fabric.n, RANDOM_ROUNDS, seed)
-    return list(enumerate(rounds, start=1))
-
-
-def check_pairs(fabric: Fabric, seed: int, topology: bool) -> list[tuple[int, Round]]:
-    """check's pair rounds (the whole-allocation round judges nothing about pairs: check_verdict drops it)."""
-    rounds = check_plan(fabric.n, CHECK_PAIR_ROUNDS, seed, leaves=fabric.leaf_list() if topology else ())
-    return [(number, groups) for number, groups in enumerate(rounds, start=1) if number != WHOLE_ROUND]
-
-
 @dataclass(frozen=True, slots=True)
 class Plan:
     label: str
-    rounds: PlanOf
+    check: bool
+    """collbench check's rounds (else isolate's, as auto picks them)."""
     topology: bool
     """The verdict is given each node's leaf (the plan too, for check)."""
 
+    def settings(self, n: int, seed: int) -> IsolateSettings:
+        if self.check:
+            return IsolateSettings(mode="check", rounds=CHECK_PAIR_ROUNDS, seed=seed, tolerance=DEFAULT_TOLERANCE)
+        mode: IsolateMode = "pairs" if n <= PAIRS_MAX_NODES else "random"
+        return IsolateSettings(mode=mode, rounds=RANDOM_ROUNDS, seed=seed, tolerance=DEFAULT_TOLERANCE)
+
 
 PLANS = {
-    "isolate": Plan("isolate", isolate_plan, topology=True),
-    "check": Plan("check", lambda fabric, seed: check_pairs(fabric, seed, topology=True), topology=True),
-    "isolate, no topology": Plan("isolate, no topology", isolate_plan, topology=False),
-    "check, no topology": Plan(
-        "check, no topology", lambda fabric, seed: check_pairs(fabric, seed, topology=False), topology=False
-    ),
+    "isolate": Plan("isolate", check=False, topology=True),
+    "check": Plan("check", check=True, topology=True),
+    "isolate, no topology": Plan("isolate, no topology", check=False, topology=False),
+    "check, no topology": Plan("check, no topology", check=True, topology=False),
 }
 
 
@@ -194,6 +229,12 @@ class Score:
     """Switch faults that cover no fault made."""
     pair_links: int = 0
     """Pair links named (verdict.bad_links: a pair slow on a rail, both its nodes healthy); no fault made is one."""
+    extra_rounds: int = 0
+    """Rounds measured after the plan (isolate's confirm rounds)."""
+    extra_groups: int = 0
+    """Groups measured in them (each on every rail)."""
+    most_extra: tuple[int, int] = (0, 0)
+    """The most extra rounds, and groups, of one trial."""
     judge_s: list[float] = field(default_factory=list)
 
     def add(self, other: Score) -> None:
@@ -205,6 +246,9 @@ class Score:
         self.wrong_grain += other.wrong_grain
         self.false_switch += other.false_switch
         self.pair_links += other.pair_links
+        self.extra_rounds += other.extra_rounds
+        self.extra_groups += other.extra_groups
+        self.most_extra = max(self.most_extra[0], other.most_extra[0]), max(self.most_extra[1], other.most_extra[1])
         self.judge_s += other.judge_s
 
 
@@ -266,11 +310,14 @@ def score(fabric: Fabric, faults: Faults, verdict: Verdict) -> Score:
 
 
 def trial(plan: Plan, fabric: Fabric, faults: Faults, sigma: float, draw: random.Random) -> Score:
-    measured = measure(plan.rounds(fabric, draw.randrange(1 << 30)), fabric, faults, sigma, draw)
+    """One run: the rounds driven as the job drives them, judged as the verdict judges them."""
+    settings = plan.settings(fabric.n, draw.randrange(1 << 30))
+    rounds = drive(settings, fabric, faults, sigma, draw, fabric.leaf_list() if plan.topology else ())
     started = time.perf_counter()
-    verdict = judge_fabric(measured, DEFAULT_TOLERANCE, leaves=fabric.leaves if plan.topology else None)
+    verdict = judge_fabric(_judged(rounds), settings.tolerance, leaves=fabric.leaves if plan.topology else None)
     took = time.perf_counter() - started
     result = score(fabric, faults, verdict)
+    result.extra_rounds, result.extra_groups = result.most_extra = confirm_cost(rounds)
     result.judge_s.append(took)
     return result
 
@@ -304,8 +351,9 @@ class Size:
 
 
 def sizes(trials: int, quick: bool) -> list[Size]:
-    """`trials` at 64 nodes for check; isolate's 63 rounds of pairs cost a hundred times check's two, so it
-    runs 2/5 as many there; a fifth at 1,024; at 4,096 (k = 1 only) 3/20 for check and 1/10 for isolate."""
+    """`trials` at 64 nodes for check; a trial of isolate costs what 30 of check's do there (63 rounds of
+    pairs and their confirm rounds, judged over 16,000 figures), so it runs 1/10 as many; at 1,024 1/20 for
+    isolate and 1/5 for check; at 4,096 (k = 1 only), where one isolate verdict takes seconds, 1/20 and 1/10."""
     if quick:
         return [Size(64, dict.fromkeys(PLANS, 1), (1,)), Size(1024, {"isolate": 1}, (1,))]
 
@@ -316,14 +364,14 @@ def sizes(trials: int, quick: bool) -> list[Size]:
         Size(
             64,
             {
-                "isolate": share(2 / 5),
+                "isolate": share(1 / 10),
                 "check": trials,
-                "isolate, no topology": share(2 / 5),
+                "isolate, no topology": share(1 / 10),
                 "check, no topology": trials,
             },
         ),
-        Size(1024, {"isolate": share(1 / 5), "check": share(1 / 5)}),
-        Size(4096, {"isolate": share(1 / 10), "check": share(3 / 20)}, (1,)),
+        Size(1024, {"isolate": share(1 / 20), "check": share(1 / 5)}),
+        Size(4096, {"isolate": share(1 / 20), "check": share(1 / 10)}, (1,)),
     ]
 
 
@@ -348,6 +396,11 @@ def run_cell(cell: Cell) -> Score:
     return total
 
 
+def weight(cell: Cell) -> float:
+    """About what a cell costs: isolate's verdict weighs many more figures than check's."""
+    return cell.trials * cell.nodes * (1 if PLANS[cell.plan].check else 6)
+
+
 def cells(grid: Sequence[Size], seed: int) -> list[Cell]:
     return [
         Cell(plan, size.nodes, scenario, sigma, trials, seed)
@@ -366,9 +419,16 @@ def _total(count: int, trials: int) -> str:
     return f"{count} ({count / trials:.3g})" if trials else "-"
 
 
+def _confirm(got: Score, plan: str) -> str:
+    if PLANS[plan].check or not got.trials:
+        return "-"
+    return f"{got.extra_rounds / got.trials:.2g} ({got.extra_groups / got.trials:.3g})"
+
+
 def print_accuracy(results: Sequence[tuple[Cell, Score]]) -> None:
     head = ["plan", "nodes", "fault", "k", "slowdown", "trials", "exact", "exact, no pair link"]
     head += ["healthy drained (per trial)", "missed", "wrong grain", "false switch links", "pair links (per trial)"]
+    head += ["confirm rounds (groups) per trial"]
     for sigma in SIGMAS:
         print(f"\n### noise sigma {sigma:.0%}\n")
         print("| " + " | ".join(head) + " |")
@@ -381,6 +441,7 @@ def print_accuracy(results: Sequence[tuple[Cell, Score]]) -> None:
             row += [f"{scenario.slowdown:g}x" if scenario.k else "-", str(got.trials)]
             row += [_pct(got.exact, got.trials), _pct(got.exact_all, got.trials), _total(got.drained, got.trials)]
             row += [str(got.missed), str(got.wrong_grain), str(got.false_switch), _total(got.pair_links, got.trials)]
+            row.append(_confirm(got, cell.plan))
             print("| " + " | ".join(row) + " |")
 
 
@@ -399,7 +460,29 @@ def bisect_cost(n: int, slowdown: float = 0.5) -> tuple[int, int]:
     return search.rounds, groups
 
 
-def cost() -> None:
+def confirm_rows(results: Sequence[tuple[Cell, Score]], n: int) -> list[str]:
+    """isolate's confirm rounds at n nodes, as the trials ran them: their mean (and most) rounds, groups and
+    measurements a run, over every scenario at each noise."""
+    rows = []
+    mode = "pairs (auto)" if n <= PAIRS_MAX_NODES else f"random({RANDOM_ROUNDS}) (auto)"
+    for sigma in SIGMAS:
+        got = Score()
+        for cell, score_ in results:
+            if cell.nodes == n and cell.sigma == sigma and cell.plan == "isolate":
+                got.add(score_)
+        if not got.trials:
+            continue
+        rounds, groups = got.extra_rounds / got.trials, got.extra_groups / got.trials
+        most_rounds, most_groups = got.most_extra
+        label = f"isolate {mode}: its confirm rounds at {sigma:.0%} noise, mean (most) of {got.trials} runs"
+        rows.append(
+            f"| {label} | {n:,} | +{rounds:.2g} ({most_rounds}) | +{groups:,.3g} ({most_groups:,}) "
+            f"| +{groups * RAILS:,.0f} ({most_groups * RAILS:,}) |"
+        )
+    return rows
+
+
+def cost(results: Sequence[tuple[Cell, Score]] = ()) -> None:
     print("| plan | nodes | rounds | groups | measurements (groups x 8 rails) |")
     print("|---|---|---|---|---|")
     for n in COST_SIZES:
@@ -423,6 +506,8 @@ def cost() -> None:
             rows.append((label, spent.rounds, spent.measurements))
         for label, rounds, groups in rows:
             print(f"| {label} | {n:,} | {rounds:,} | {groups:,} | {groups * RAILS:,} |")
+        for row in confirm_rows(results, n):
+            print(row)
         if n >= 4:
             rounds, groups = bisect_cost(n)
             print(f"| isolate bisect (adaptive: one bad node, no noise) | {n:,} | {rounds} | {groups} | node grain |")
@@ -431,13 +516,13 @@ def cost() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--quick", action="store_true", help="one trial a cell, k = 1, 64 nodes and isolate at 1,024 (under 30 s)"
+        "--quick", action="store_true", help="one trial a cell, k = 1, 64 nodes and isolate at 1,024 (about 20 s)"
     )
     parser.add_argument(
         "--trials",
         type=int,
         default=20,
-        help="check's trials at 64 nodes (isolate: 2/5; 1,024: 1/5; 4,096: 3/20 and 1/10)",
+        help="check's trials at 64 nodes (isolate: 1/10; 1,024: 1/20 isolate, 1/5 check; 4,096: 1/20 and 1/10)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: every core)")
@@ -445,7 +530,7 @@ def main() -> None:
     started = time.perf_counter()
     todo = cells(sizes(args.trials, args.quick), args.seed)
     # the heaviest cells first, so the workers end together; the printing keeps the grid's order
-    order = sorted(range(len(todo)), key=lambda i: -todo[i].nodes * todo[i].trials)
+    order = sorted(range(len(todo)), key=lambda i: -weight(todo[i]))
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         done = dict(zip(order, pool.map(run_cell, [todo[i] for i in order]), strict=True))
     results = [(todo[i], done[i]) for i in range(len(todo))]
@@ -457,11 +542,13 @@ def main() -> None:
         "\nexact: the bad nodes, bad rails and switch faults named are the faults made; healthy drained: nodes named\n"
         "bad (or a rail of theirs) with no fault of their own; missed: faults nothing names at any grain; wrong\n"
         "grain: faults named at another grain; false switch links: switch faults naming no fault made; pair links:\n"
-        "verdict.bad_links (a pair slow on one rail, both nodes healthy), none of them made. Sums over the trials."
+        "verdict.bad_links (a pair slow on one rail, both nodes healthy), none of them made; confirm: isolate's\n"
+        "rounds after its plan (each measures again, on every rail, the pairs the node-grain verdict would name bad\n"
+        "links), and their groups, per trial (check has none). Sums over the trials."
     )
     print_accuracy(results)
     print("\n## Cost of the plans\n")
-    cost()
+    cost(results)
     largest = max(cell.nodes for cell in todo)
     for plan in sorted({cell.plan for cell in todo if cell.nodes == largest}):
         times = [t for cell, got in results if cell.nodes == largest and cell.plan == plan for t in got.judge_s]
@@ -469,7 +556,9 @@ def main() -> None:
             f"\njudge_fabric, {plan} at {largest:,} nodes x {RAILS} rails: median {statistics.median(times):.2f} s, "
             f"max {max(times):.2f} s over {len(times)} verdicts ({args.jobs} worker(s) on {os.cpu_count()} cores)"
         )
-    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    spent = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = sum(usage.ru_utime + usage.ru_stime for usage in spent)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s wall, {cpu:.0f} s CPU ({args.jobs} worker(s))")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,19 @@
-"""The accuracy simulation of tests/bench/bench_grains.py: its faults, its scoring on hand-made verdicts, and a
-few trials at 64 nodes (its own figures are printed by the bench, not asserted here)."""
+"""The accuracy simulation of tests/bench/bench_grains.py: its faults, the rounds driven through Rounds as the
+job drives them, its scoring on hand-made verdicts, and a few trials at 64 nodes (its own figures are printed
+by the bench, not asserted here)."""
 
 from __future__ import annotations
 
 import random
+from itertools import combinations
 
+from jobs.inspect.isolate_verdict import _judged
+from jobs.isolate.check_plan import WHOLE_ROUND
+from jobs.isolate.confirm import ConfirmedPlan
+from jobs.isolate.plan import pairs_plan
 from jobs.isolate.verdict import EVERY_RAIL, NodeFigures, RailFault, SwitchFault, Verdict
 from tests.bench.bench_grains import (
+    CONFIRM_ROUNDS,
     LEAF_SIZE,
     PLANS,
     RAILS,
@@ -15,12 +22,14 @@ from tests.bench.bench_grains import (
     Faults,
     Scenario,
     cells,
+    confirm_cost,
+    drive,
     factor,
     make_faults,
-    measure,
     run_cell,
     score,
     sizes,
+    slowed,
 )
 
 FABRIC = Fabric.of(64)
@@ -76,11 +85,36 @@ def test_faults_are_k_distinct_places() -> None:
     assert make_faults(FABRIC, "healthy", 0, 1.0, draw).count == 0
 
 
-def test_every_pair_of_a_plan_is_measured_on_every_rail() -> None:
-    plan = PLANS["check"].rounds(FABRIC, 7)
-    measured = measure(plan, FABRIC, Faults("healthy", 1.0), 0.05, random.Random(0))
-    assert len(measured) == sum(len(groups) for _, groups in plan) * RAILS
-    assert {m.rail for m in measured} == set(range(RAILS)) and all(m.busbw > 0 for m in measured)
+def test_a_group_runs_at_its_slowest_pair_and_the_whole_allocation_too() -> None:
+    link = Faults("link", 0.5, links=frozenset({("s1", 4)}))
+    assert slowed(FABRIC, link, (3, 5, 40)) == tuple(0.5 if rail == 4 else 1.0 for rail in range(RAILS))
+    assert slowed(FABRIC, link, (3, 5)) == (1.0,) * RAILS
+    two = Faults("rail", 0.8, rails=frozenset({(3, 2), (50, 2), (7, 6)}))
+    whole = tuple(range(FABRIC.n))
+    for faults in (link, two, Faults("node", 0.5, nodes=frozenset({1, 63}))):
+        every_pair = [min(factor(FABRIC, faults, a, b, r) for a, b in combinations(whole, 2)) for r in range(RAILS)]
+        assert slowed(FABRIC, faults, whole) == tuple(every_pair)
+
+
+def test_check_is_driven_through_its_rounds_and_judged_on_its_pairs() -> None:
+    rounds = drive(PLANS["check"].settings(64, 7), FABRIC, Faults("healthy", 1.0), 0.05, random.Random(0))
+    assert rounds.mode == "check" and rounds.round_no == 3 and not rounds.unfinished
+    assert [m.nodes for m in rounds.measured if m.round == WHOLE_ROUND] == [tuple(range(64))] * RAILS
+    assert len(rounds.measured) == (1 + 32 + 32) * RAILS and {m.rail for m in rounds.measured} == set(range(RAILS))
+    assert all(m.round != WHOLE_ROUND and len(m.nodes) == 2 and m.busbw > 0 for m in _judged(rounds))
+    assert confirm_cost(rounds) == (0, 0)
+
+
+def test_isolate_measures_its_slow_pairs_again_with_new_noise() -> None:
+    rounds = drive(PLANS["isolate"].settings(64, 1), FABRIC, Faults("healthy", 1.0), 0.20, random.Random(2))
+    assert isinstance(rounds.planner, ConfirmedPlan) and len(rounds.planner.plan) == len(pairs_plan(64))
+    planned = len(pairs_plan(64))
+    extra_rounds, extra_groups = confirm_cost(rounds)
+    assert extra_rounds == CONFIRM_ROUNDS and rounds.round_no == planned + CONFIRM_ROUNDS and extra_groups > 0
+    first = {(m.nodes, m.rail): m.busbw for m in rounds.measured if m.round <= planned}
+    again = [m for m in rounds.measured if m.round > planned]
+    assert len(again) == extra_groups * RAILS
+    assert all(first[(m.nodes, m.rail)] != m.busbw for m in again), "a pair measured again draws new noise"
 
 
 def test_the_faults_named_at_their_grain_are_exact() -> None:
@@ -128,14 +162,15 @@ def test_an_uplink_named_only_by_its_nodes_is_the_wrong_grain_and_drains_them() 
 def test_a_few_trials_at_64_nodes_find_a_half_speed_node_and_repeat() -> None:
     cell = Cell("check", 64, Scenario("node", 1, 0.5), 0.05, 3, seed=5)
     got = run_cell(cell)
-    assert got.trials == 3 and got.missed == 0 and len(got.judge_s) == 3
+    assert got.trials == 3 and got.missed == 0 and len(got.judge_s) == 3 and got.extra_rounds == 0
     again = run_cell(cell)
     assert (again.exact, again.drained, again.pair_links) == (got.exact, got.drained, got.pair_links)
 
 
-def test_isolate_pairs_at_64_nodes_name_a_half_speed_uplink() -> None:
+def test_isolate_pairs_at_64_nodes_name_a_half_speed_uplink_and_count_their_confirm_rounds() -> None:
     got = run_cell(Cell("isolate", 64, Scenario("link", 1, 0.5), 0.05, 1, seed=0))
     assert got.missed == 0 and got.drained == 0 and got.false_switch == 0
+    assert 0 <= got.extra_rounds <= CONFIRM_ROUNDS and got.most_extra == (got.extra_rounds, got.extra_groups)
 
 
 def test_the_quick_grid_is_small() -> None:
@@ -143,3 +178,4 @@ def test_the_quick_grid_is_small() -> None:
     assert {cell.nodes for cell in quick} == {64, 1024} and all(cell.trials == 1 for cell in quick)
     full = sizes(20, quick=False)
     assert [size.nodes for size in full] == [64, 1024, 4096] and full[0].trials["check"] == 20
+    assert full[2].trials == {"isolate": 1, "check": 2} and full[2].counts == (1,)
