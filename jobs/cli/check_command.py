@@ -168,11 +168,13 @@ def plan_lines(cfg: Config, hosts: Sequence[str] = ()) -> list[str]:
     placed = cfg.topology.leaves_of(hosts)
     leaves = [placed.get(node) for node in range(cfg.nodes)] if placed else []
     cost = plan_cost(cfg.nodes, cfg.isolate.rounds, leaves)
+    rails = cfg.rails.count(cfg.ranks_per_node) if cfg.rails.enabled(cfg.ranks_per_node) else 1
+    on_rails = f" on each of {rails} rails at once ({cost.measurements * rails} groups)" if rails > 1 else ""
     plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed, leaves)
     sizes = cfg.isolate.measured_sizes()
     limits = bounds(cfg.check.budget_s, cost.rounds, len(sizes))
     out = [
-        f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s); each "
+        f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s){on_rails}; each "
         f"{limits.measure_ms:.0f} ms, a collective times out after {limits.collective_s:g} s, the step is "
         f"cancelled at {limits.deadline_s:.0f} s of the {cfg.check.budget_s:g} s budget",
         f"# each group measures {', '.join(map(format_size, sizes))} in turn, and stops before a size that "

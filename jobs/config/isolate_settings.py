@@ -54,7 +54,8 @@ class IsolateSettings:
     confirm_rounds: int = 2
     """pairs and random: after the plan, rounds that measure again every pair that would be named a bad link
     (one figure is one sample: a healthy pair can fall under the level once on a noisy fabric), disjoint
-    pairs at once; a link is named only when slow both times. 0: name a link from its one figure."""
+    pairs at once; a pair measured again is judged by its last figure. Pairs that share a node take a round
+    each: those beyond this many rounds keep their one figure. 0: name a link from its one figure."""
     expected_busbw: float = 0.0
     """The healthy level in GB/s; 0: from the results history (isolate.from_history), else the median of the
     nodes' median busbw (bisect: the best figure so far)."""

@@ -154,7 +154,7 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
     if verdict is None:
         out.append("# no round finished: nothing to judge")
     else:
-        origin = _origin(rounds)
+        origin = _origin(iso)
         out.append(
             f"# healthy level {verdict.level:.3f} GB/s ({origin}), spread (MAD) {verdict.spread:.3f}; slow below "
             f"{verdict.level * (1 - verdict.tolerance):.3f} (tolerance {verdict.tolerance:.0%})"
@@ -170,17 +170,21 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
     return out
 
 
-def _origin(rounds: Rounds) -> str:
+def _origin(iso: IsolateOutcome) -> str:
     """Where the healthy level came from: the config, the results history, or the run itself (and why)."""
+    rounds = iso.rounds
     settings = rounds.settings
     if settings.expected_busbw:
         return settings.expected_from or "isolate.expected_busbw"
-    own = _level_origin(rounds)
+    own = _level_origin(rounds, bool(iso.grains.leaves))
     return f"{own}; {settings.expected_from}" if settings.expected_from else own
 
 
-def _level_origin(rounds: Rounds) -> str:
-    return "the best figure so far" if isinstance(rounds.planner, Bisect) else "median of the nodes' medians"
+def _level_origin(rounds: Rounds, leaves: bool) -> str:
+    if isinstance(rounds.planner, Bisect):
+        return "the best figure so far"
+    each = "each (node, rail)" if rounds.rails != [EVERY_RAIL] else "each node"
+    return f"median of {each}'s median" + (", pairs within a leaf" if leaves else "")
 
 
 def _size(size: int) -> str:

@@ -242,8 +242,11 @@ def _judge_pairs(
         for link in verdict.bad_links
         for a, b in [link.nodes]
     ]
+    by_node: dict[int, list[str]] = {}
     for fault in verdict.bad_rails:
-        reasons.setdefault(hosts[fault.node], rail_fault_reason(fault, verdict.level, source, nics))
+        by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))
+    for index, said in by_node.items():
+        reasons.setdefault(hosts[index], "; ".join(said))
     links = [
         ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
         for fault in verdict.switch_faults

@@ -28,12 +28,16 @@ def nodes_of(nodes: Sequence[int], hosts: Sequence[str]) -> str:
 
 def switch_fault_line(fault: SwitchFault, hosts: Sequence[str], level: float, nics: Sequence[str] = ()) -> str:
     """One line: the link, its rail, its figures, and the nodes on each side (none of them drained)."""
-    where = "the matrix shows a cut between two sets of nodes" if not fault.switches else "behind it"
+    if fault.switches:
+        where, advice = "behind it", "healthy within their own leaf: drain no node, look at the link"
+    else:
+        where = "the matrix shows a cut between sets of nodes"
+        advice = "fast within each set: drain no node, look at the switch or route between them"
     return (
         f"{link_name(fault, hosts)} on {rail_name(fault.rail, nics)}: {fault.slow} of {fault.measurements} pair(s) "
         f"across slow, busbw {fault.busbw:.3g} GB/s, {fault.ratio:.2f} of the level {level:.3g}; {where}: "
         + " | ".join(nodes_of(side, hosts) for side in fault.sides)
-        + " (healthy within their own leaf: drain no node, look at the link)"
+        + f" ({advice})"
     )
 
 

@@ -46,7 +46,9 @@ def test_the_dry_run_prints_one_step_on_the_allocation_and_a_plan_of_three_round
         r"\S+ -u -m submitit\.core\._submit \S+/RUN_ID/submitit$",
         lines[1],
     ), lines[1]
-    assert lines[2].startswith("# check plan: 4 nodes, 3 round(s), 5 measurement(s); each 1000 ms, a collective")
+    assert lines[2].startswith(
+        "# check plan: 4 nodes, 3 round(s), 5 measurement(s) on each of 8 rails at once (40 groups); each 1000 ms"
+    )
     assert (
         lines[3] == "# each group measures 1M, 256M in turn, and stops before a size that would not finish "
         "within its round's share of the budget"
