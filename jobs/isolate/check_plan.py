@@ -241,7 +241,7 @@ def _judge_pairs(
         "are healthy with their other partner (both vetted; collbench isolate looks closer)"
         for link in verdict.bad_links
         for a, b in [link.nodes]
-    ]
+    ] + verdict.notes
     by_node: dict[int, list[str]] = {}
     for fault in verdict.bad_rails:
         by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))

@@ -59,9 +59,33 @@ def judge_fabric(
     verdict = _nodes_and_rails(kept or records, level, tolerance)
     verdict.switch_faults = faults
     verdict.spread = spread(records)
+    verdict.notes += _noise_note(records, level, tolerance)
     verdict.matrix = _worst_pairs(records)
     verdict.rail_matrix = {(r.nodes[0], r.nodes[1], r.rail): r.busbw for r in pairs if r.rail != EVERY_RAIL}
     return verdict
+
+
+NOISE_SIGMAS = 2.0
+"""The tolerance should lie this many standard deviations of the healthy figures below the level: then about
+one healthy figure in 40 falls under it by chance, which a node's other figures or a second measurement of the
+pair outvote."""
+
+
+def _noise_note(records: Sequence[Measured], level: float, tolerance: float) -> list[str]:
+    """A note when the healthy figures spread too widely for the tolerance. Their spread is read from the
+    figures above the level only (a fault only ever lowers a figure): for normal noise the median distance
+    above the level is 0.6745 standard deviations."""
+    above = [r.busbw - level for r in records if r.busbw > level]
+    if len(above) < 8 or not level:
+        return []
+    sigma = median(above) / 0.6745 / level
+    if sigma * NOISE_SIGMAS <= tolerance:
+        return []
+    return [
+        f"the healthy figures spread by about {sigma:.0%} of the level (one standard deviation), too wide for a "
+        f"tolerance of {tolerance:.0%}: healthy groups fall under the threshold by chance and may be named; raise "
+        f"the tolerance to {min(0.95, sigma * NOISE_SIGMAS):.2f} or more, or measure longer (bench.time_budget_ms)"
+    ]
 
 
 def _by_topology(leaves: Mapping[int, str]) -> LeafOf:
@@ -121,13 +145,15 @@ def _slow_links(
     crossing: Mapping[tuple[str, str], list[Measured]], leaf_of: LeafOf, threshold: float
 ) -> dict[tuple[str, ...], list[Measured]]:
     """One rail's slow links: (leaf,) its uplink, (a, b) the link between two leaves -> their pairs."""
-    leaves = sorted({leaf for pair in crossing for leaf in pair})
+    by_leaf: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pair in crossing:
+        for leaf in pair:
+            by_leaf[leaf].append(pair)
     found: dict[tuple[str, ...], list[Measured]] = {}
-    if len(leaves) >= 3:
-        for leaf in leaves:
-            others = {a if b == leaf else b for a, b in crossing if leaf in (a, b)}
-            mine = [record for pair, records in crossing.items() if leaf in pair for record in records]
-            if len(others) >= 2 and _mostly_slow(mine, threshold) and _two_sided(mine, leaf_of, threshold, leaf):
+    if len(by_leaf) >= 3:
+        for leaf, pairs in sorted(by_leaf.items()):
+            mine = [record for pair in pairs for record in crossing[pair]]
+            if len(pairs) >= 2 and _mostly_slow(mine, threshold) and _two_sided(mine, leaf_of, threshold, leaf):
                 found[(leaf,)] = mine
     explained = {leaf for (leaf,) in found}
     for pair, records in crossing.items():

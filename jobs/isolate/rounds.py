@@ -49,14 +49,25 @@ class FixedPlan:
         return None
 
 
-def planner_for(settings: IsolateSettings, n: int, leaves: Sequence[str | None] = ()) -> Planner:
+def planner_for(
+    settings: IsolateSettings, n: int, leaves: Sequence[str | None] = (), measured: list[Measured] | None = None
+) -> Planner:
+    """The mode's planner; `measured`: the list the rounds fill, which the slow pairs are judged from."""
     mode = settings.resolved_mode(n)
     if mode == "bisect":
         return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
     if mode == "check":
         return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves))
     plan = random_plan(n, settings.rounds, settings.seed) if mode == "random" else pairs_plan(n)
-    return ConfirmedPlan(plan, settings.tolerance, settings.expected_busbw, settings.confirm_rounds)
+    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
+    return ConfirmedPlan(
+        plan,
+        settings.tolerance,
+        settings.expected_busbw,
+        settings.confirm_rounds,
+        measured if measured is not None else [],
+        known or None,
+    )
 
 
 def group_label(round_no: int, hosts: Sequence[str], group: Group, rail: int = EVERY_RAIL) -> str:
@@ -109,7 +120,7 @@ class Rounds:
     """Groups of the last round handed out that have no figure: the run stopped there."""
 
     def __post_init__(self) -> None:
-        self.planner = planner_for(self.settings, len(self.hosts), self.leaves)
+        self.planner = planner_for(self.settings, len(self.hosts), self.leaves, self.measured)
 
     @property
     def mode(self) -> str:

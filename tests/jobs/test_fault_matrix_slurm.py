@@ -83,7 +83,7 @@ FAULTS: dict[str, Fault] = {
             "rendezvous.master_port=20015",
             "timeouts.collective_s=10",
         ],
-        r"rank(\(s\))? [\d,-]+ on (n\d) failed in set-up: cannot reach the rendezvous address 10\.79\.0\.99:20015 "
+        r"rank(\(s\))? [\d,-]+ on (n\d) failed in set-up: cannot reach the rendezvous address 10\.80\.0\.99:20015 "
         r"\(.*\): look at rendezvous\.master_addr",
         lambda nodes: set(nodes) | {f"rank {r}" for r in range(4)},
     ),

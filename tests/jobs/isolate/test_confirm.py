@@ -45,3 +45,20 @@ def test_a_bad_node_s_pairs_are_not_measured_again_and_sharing_pairs_take_two_ro
 def test_no_confirmation_when_asked_for_none() -> None:
     settings = IsolateSettings(mode="pairs", confirm_rounds=0)
     assert run(lambda number, group: 0.1 if group == (1, 4) else 10.0, settings).round_no == len(pairs_plan(6))
+
+
+def test_a_dip_on_one_rail_is_what_is_measured_again() -> None:
+    """The suspects are the verdict's own, rail by rail: a pair slow on one rail of two is measured again."""
+    from jobs.isolate.grains import judge_fabric
+
+    rounds = Rounds(IsolateSettings(mode="pairs"), HOSTS, [0, 1])
+    while (groups := rounds.start()) is not None:
+        number = rounds.round_no
+        figures = {
+            rounds.key(g, rail): 0.1 if (g, rail, number <= 5) == ((1, 4), 1, True) else 10.0
+            for g in groups
+            for rail in (0, 1)
+        }
+        assert rounds.finish(figures)
+    assert [(m.nodes, m.rail) for m in rounds.measured if m.round == 6] == [((1, 4), 0), ((1, 4), 1)]
+    assert judge_fabric(rounds.measured).bad_links == []

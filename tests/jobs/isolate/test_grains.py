@@ -155,3 +155,13 @@ def test_too_few_partners_tell_no_cut() -> None:
     """Two rounds of pairs (collbench check): a cycle; a healthy cycle with a slow pair is no cut."""
     pairs = [Measured(1, (0, 1), HEALTHY), Measured(1, (2, 3), HEALTHY), Measured(2, (1, 2), SLOW)]
     assert matrix_cut(pairs, 0.15) == []
+
+
+@pytest.mark.parametrize(("sigma", "noted"), [(0.05, False), (0.20, True)])
+def test_noise_too_wide_for_the_tolerance_is_said(sigma: float, noted: bool) -> None:
+    import random
+
+    draw = random.Random(7)
+    verdict = judge_fabric(measure(16, [0, 1], lambda a, b, rail: HEALTHY * max(0.05, draw.gauss(1, sigma))))
+    said = [note for note in verdict.notes if "too wide for a tolerance of 15%" in note]
+    assert bool(said) == noted, verdict.notes
