@@ -190,7 +190,7 @@ def assess_isolate_run(outcome: RunOutcome, run: RunDir) -> IsolateOutcome:
 
 
 def print_isolate(iso: IsolateOutcome, outcome: RunOutcome, run: RunDir) -> None:
-    from jobs.inspect.isolate_verdict import lines
+    from jobs.inspect.isolate_text import lines
 
     cfg = outcome.config
     print("\n".join(lines(iso, cfg.isolate.op, cfg.isolate.sizes)))

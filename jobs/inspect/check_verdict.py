@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from jobs.inspect.isolate_verdict import assess_isolate
 from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
-from jobs.isolate.check_plan import CheckVerdict, check_verdict
+from jobs.isolate.check_judge import CheckVerdict, check_verdict
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import collect_hostlist
 

@@ -1,27 +1,23 @@
-"""collbench check's plan, bounds and verdict: plain data and pure functions, no torch, no Slurm.
+"""collbench check's plan and bounds: plain data and pure functions, no torch, no Slurm.
 
 The plan: round 1 measures the whole allocation as one group (one figure: does it run at all, and at what
-level); then up to two rounds of random pairs, every node in a pair at once, taken from one random cycle
-through the nodes: the first pair round takes its edges 0-1, 2-3, ..., the second 1-2, 3-4, ..., so no pair
-is measured twice and each node meets two partners. With an odd count the last group is a triple, so no
-node rests. The cost is 1 + pair_rounds rounds at any node count (3 rounds, 1 + n measurements at 4,096).
-
-The verdict judges the pairs only (jobs.isolate.verdict.judge): a node slow with most of its partners is
-cordoned; with two rounds its partners, slow with it and healthy with their other partner, are not.
+level); then up to two rounds of pairs, every node in a group at once. With the leaves known: pairs within
+each leaf, then pairs across leaves. Else one random cycle through the nodes: the first pair round takes its
+edges 0-1, 2-3, ..., the second 1-2, 3-4, ..., so no pair is measured twice and each node meets two
+partners. With an odd count the last group is a triple, so no node rests, and no two nodes share a group in
+both rounds; 3 and 5 nodes get every pair instead. The cost is 1 + pair_rounds rounds at any larger node
+count (3 rounds, 1 + n groups at 4,096). The verdict is jobs.isolate.check_judge's.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 from jobs.config.check_settings import MAX_PAIR_ROUNDS
-from jobs.isolate.grains import judge_fabric
-from jobs.isolate.naming import rail_fault_reason, switch_fault_line
 from jobs.isolate.plan import Round, pairs_plan
-from jobs.isolate.verdict import Measured
 
 WHOLE_ROUND = 1
 """The round that measures every node of the check as one group."""
@@ -147,127 +143,6 @@ def bounds(budget_s: float, rounds: int, sizes: int) -> Bounds:
     measure_ms = min(high, max(low, budget_s * MEASURE_SHARE * 1000 / (rounds * max(1, sizes))))
     collective_s = min(COLLECTIVE_S[1], max(COLLECTIVE_S[0], budget_s / 4))
     return Bounds(measure_ms, collective_s, deadline_s=budget_s * (1 - START_SHARE / 8))
-
-
-@dataclass(frozen=True, slots=True)
-class Cordoned:
-    host: str
-    reason: str
-
-
-@dataclass(slots=True)
-class CheckVerdict:
-    hosts: list[str]
-    vetted: list[str]
-    cordoned: list[Cordoned]
-    unchecked: list[str]
-    """Nodes neither vetted nor blamed: the check ended before their pairs finished."""
-    whole_busbw: float | None
-    """The whole allocation's figure (GB/s), None when round 1 did not finish."""
-    level: float
-    """The healthy level the pairs were judged against (0: no pair measured)."""
-    pairs: int
-    notes: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
-    """Slow switch links (or, with no topology, cuts in the matrix), one line each: the link, its rail, the
-    nodes behind it. No node is cordoned for one."""
-
-    @property
-    def measured(self) -> bool:
-        return self.whole_busbw is not None or self.pairs > 0
-
-    @property
-    def exit_code(self) -> int:
-        """0 every node vetted, 1 a node cordoned or a switch link slow, 4 the check could not run or settle
-        (nothing cordoned)."""
-        if self.cordoned or self.links:
-            return 1
-        return 0 if self.measured and not self.unchecked else 4
-
-
-def check_verdict(
-    hosts: Sequence[str],
-    measured: Sequence[Measured],
-    stopped: Mapping[str, str],
-    tolerance: float,
-    expected_busbw: float = 0.0,
-    leaves: Sequence[str | None] = (),
-    nics: Sequence[str] = (),
-) -> CheckVerdict:
-    """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
-    ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
-    each rail's NIC, for the reasons."""
-    whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
-    pairs = [m for m in measured if m.round != WHOLE_ROUND]
-    reasons = {host: f"its ranks stopped: {how}" for host, how in stopped.items()}
-    level, notes, links = 0.0, list[str](), list[str]()
-    if pairs:
-        level, slow_notes, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
-        notes += slow_notes
-    elif whole is not None and len(hosts) == 2:
-        notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
-    seen = {hosts[node] for m in pairs for node in m.nodes} or (set(hosts) if whole and len(hosts) == 2 else set())
-    if whole is not None and expected_busbw and whole < expected_busbw * (1 - tolerance) and not reasons:
-        notes.append(
-            f"the whole allocation ran at {whole:.3g} GB/s, under {1 - tolerance:.2f} of the expected "
-            f"{expected_busbw:.3g}, while no pair was slow: a fault beyond pairs (a switch, routing); run isolate"
-        )
-    cordoned = [Cordoned(host, reasons[host]) for host in hosts if host in reasons]
-    vetted = [host for host in hosts if host not in reasons and host in seen]
-    unchecked = [host for host in hosts if host not in reasons and host not in seen]
-    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, links)
-
-
-def _judge_pairs(
-    hosts: Sequence[str],
-    pairs: Sequence[Measured],
-    tolerance: float,
-    expected_busbw: float,
-    reasons: dict[str, str],
-    leaves: Sequence[str | None],
-    nics: Sequence[str],
-) -> tuple[float, list[str], list[str]]:
-    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
-    verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
-    source = "expected" if expected_busbw else "median"
-    for node in verdict.bad_nodes:
-        reasons.setdefault(
-            hosts[node.node],
-            f"busbw {node.median_busbw:.3g} GB/s, {node.ratio:.2f} of the {source} {verdict.level:.3g} GB/s, "
-            f"{node.slow} of {node.measurements} group(s) slow",
-        )
-    notes = [
-        f"slow link {hosts[a]}-{hosts[b]}: {link.busbw:.3g} GB/s, {link.ratio:.2f} of the level, while both nodes "
-        "are healthy with their other partner (both vetted; collbench isolate looks closer)"
-        for link in verdict.bad_links
-        for a, b in [link.nodes]
-    ] + verdict.notes
-    by_node: dict[int, list[str]] = {}
-    for fault in verdict.bad_rails:
-        by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))
-    for index, said in by_node.items():
-        reasons.setdefault(hosts[index], "; ".join(said))
-    links = [
-        ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
-        for fault in verdict.switch_faults
-    ]
-    return verdict.level, notes, links
-
-
-def _judge_whole_pair(
-    hosts: Sequence[str], whole: float, tolerance: float, expected_busbw: float, reasons: dict[str, str]
-) -> list[str]:
-    """Two nodes: their one measurement is the pair; only an expected level can call it slow."""
-    if not expected_busbw:
-        return ["two nodes and no check.expected_busbw: nothing to judge the pair against; only a node that fails"]
-    if whole < expected_busbw * (1 - tolerance):
-        for host in hosts:
-            reasons.setdefault(
-                host,
-                f"busbw {whole:.3g} GB/s, {whole / expected_busbw:.2f} of the expected {expected_busbw:.3g} "
-                "GB/s in the only pair (two nodes: which one cannot be told)",
-            )
-    return []
 
 
 def seed_for(job_id: str, seed: int) -> int:

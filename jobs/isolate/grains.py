@@ -2,7 +2,7 @@
 
 A measurement is a group of nodes on one rail (rail -1: every rank of those nodes, the node grain). In order:
 1. Switch links. With the topology known, a node's leaf switch is Slurm's (or the config's); without it, the
-   matrix alone may show a cut: two or more sets of nodes, fast within, slow across, each set taken for a
+   matrix alone may show a cut (jobs.isolate.cut): sets of nodes fast within, slow across, each set taken for a
    leaf. On each rail, the pairs across two leaves whose nodes are healthy within their own leaves, mostly
    slow, are a slow link between those leaves (a leaf slow with every other leaf: its uplink).
 2. The healthy level: isolate.expected_busbw, else the median over (node, rail) of each one's median busbw
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import median
 
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE
+from jobs.isolate.cut import MIN_CROSS_NODES, matrix_cut
 from jobs.isolate.verdict import (
     EVERY_RAIL,
     BadLink,
@@ -33,10 +34,6 @@ from jobs.isolate.verdict import (
 
 LeafOf = Callable[[int, int], "str | None"]
 """(node, rail) -> the leaf switch (or matrix side) it hangs from, None when not known."""
-
-MIN_CROSS_NODES = 2
-"""Each side of a slow switch link holds at least this many nodes measured: one node alone behind a leaf
-cannot be told from its uplink (its pairs are slow either way), and stays a node verdict."""
 
 
 def judge_fabric(
@@ -240,64 +237,6 @@ def _by_matrix(pairs: Sequence[Measured], tolerance: float, expected_busbw: floa
         for number, nodes in enumerate(matrix_cut(mine, tolerance, expected_busbw), start=1):
             sides.update({(node, rail): f"set {number}" for node in nodes})
     return lambda node, rail: sides.get((node, rail))
-
-
-def matrix_cut(pairs: Sequence[Measured], tolerance: float, expected_busbw: float = 0.0) -> list[tuple[int, ...]]:
-    """Two or more sets of two or more nodes, every pair within a set fast, every pair measured across two
-    sets slow against the sets' own level: what a slow switch link looks like in a matrix with no topology.
-    Empty when there is none, or when too few pairs were measured to tell a cut from noise (a node with
-    fewer than three partners: random pairs break into fragments by chance)."""
-    partners: dict[int, int] = defaultdict(int)
-    for record in pairs:
-        for node in record.nodes:
-            partners[node] += 1
-    if not partners or min(partners.values()) < 3:
-        return []
-    reference = expected_busbw or median(_unit_best(pairs).values())
-    sets = [nodes for nodes in _components(pairs, reference * (1 - tolerance)) if len(nodes) >= MIN_CROSS_NODES]
-    if len(sets) < 2:
-        return []
-    side = {node: number for number, nodes in enumerate(sets) for node in nodes}
-    placed = [(r, side.get(r.nodes[0]), side.get(r.nodes[1])) for r in pairs]
-    within = [r.busbw for r, a, b in placed if a is not None and a == b]
-    crossing = [r.busbw for r, a, b in placed if a is not None and b is not None and a != b]
-    own = median(within)
-    pairs_of_sets = len(sets) * (len(sets) - 1) // 2
-    # every pair across slow against the sets' own level, by twice the tolerance in the middle: a fragment
-    # of noise is cut by a threshold its cross pairs only just miss
-    if len(crossing) < 2 * pairs_of_sets or max(crossing) >= own * (1 - tolerance):
-        return []
-    if median(crossing) > own * (1 - 2 * tolerance):
-        return []
-    return [tuple(sorted(nodes)) for nodes in sets]
-
-
-def _unit_best(pairs: Sequence[Measured]) -> dict[int, float]:
-    best: dict[int, float] = {}
-    for record in pairs:
-        for node in record.nodes:
-            best[node] = max(best.get(node, 0.0), record.busbw)
-    return best
-
-
-def _components(pairs: Sequence[Measured], threshold: float) -> list[set[int]]:
-    parent: dict[int, int] = {}
-
-    def root(node: int) -> int:
-        parent.setdefault(node, node)
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for record in pairs:
-        a, b = (root(node) for node in record.nodes)
-        if record.busbw >= threshold and a != b:
-            parent[a] = b
-    found: dict[int, set[int]] = defaultdict(set)
-    for node in list(parent):
-        found[root(node)].add(node)
-    return sorted(found.values(), key=min)
 
 
 # ---- 3. nodes and rails

@@ -29,7 +29,7 @@ def test_nothing_is_named_hung_when_a_rank_failed_itself_or_most_went_silent() -
 
 def test_the_verdict_says_where_the_expected_level_came_from() -> None:
     from jobs.inspect.check_verdict import CheckOutcome, verdict_lines
-    from jobs.isolate.check_plan import check_verdict
+    from jobs.isolate.check_judge import check_verdict
     from jobs.isolate.verdict import Measured
 
     hosts = ["n1", "n2", "n3", "n4"]

@@ -12,7 +12,8 @@ import pytest
 from jobs.cli.main import main
 from jobs.config.isolate_settings import IsolateSettings
 from jobs.inspect.grain_lines import Grains
-from jobs.inspect.isolate_verdict import IsolateOutcome, StoppedNode, lines, matrix_rows, to_plain
+from jobs.inspect.isolate_text import lines
+from jobs.inspect.isolate_verdict import IsolateOutcome, StoppedNode, matrix_rows, to_plain
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.rounds import GroupKey, Rounds, replay

@@ -8,7 +8,8 @@ from itertools import combinations
 
 import pytest
 
-from jobs.isolate.check_plan import WHOLE_ROUND, bounds, check_plan, check_verdict, plan_cost
+from jobs.isolate.check_judge import check_verdict
+from jobs.isolate.check_plan import WHOLE_ROUND, bounds, check_plan, plan_cost
 from jobs.isolate.plan import Round, check_round
 from jobs.isolate.verdict import Measured
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from jobs.isolate.grains import judge_fabric, matrix_cut
+from jobs.isolate.cut import matrix_cut
+from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.verdict import EVERY_RAIL, Measured, judge
 

@@ -1,0 +1,135 @@
+"""collbench check's verdict from the groups that finished: pure, no torch, no Slurm. The pairs are judged at
+every grain (jobs.isolate.grains.judge_fabric): a node slow with most of its partners is cordoned; with two
+rounds its partners, slow with it and healthy with their other partner, are not; a slow rail cordons its node
+naming the rail; a slow switch link cordons no node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from jobs.isolate.check_plan import WHOLE_ROUND
+from jobs.isolate.grains import judge_fabric
+from jobs.isolate.naming import rail_fault_reason, switch_fault_line
+from jobs.isolate.verdict import Measured
+
+
+@dataclass(frozen=True, slots=True)
+class Cordoned:
+    host: str
+    reason: str
+
+
+@dataclass(slots=True)
+class CheckVerdict:
+    hosts: list[str]
+    vetted: list[str]
+    cordoned: list[Cordoned]
+    unchecked: list[str]
+    """Nodes neither vetted nor blamed: the check ended before their pairs finished."""
+    whole_busbw: float | None
+    """The whole allocation's figure (GB/s), None when round 1 did not finish."""
+    level: float
+    """The healthy level the pairs were judged against (0: no pair measured)."""
+    pairs: int
+    notes: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    """Slow switch links (or, with no topology, cuts in the matrix), one line each: the link, its rail, the
+    nodes behind it. No node is cordoned for one."""
+
+    @property
+    def measured(self) -> bool:
+        return self.whole_busbw is not None or self.pairs > 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 every node vetted, 1 a node cordoned or a switch link slow, 4 the check could not run or settle
+        (nothing cordoned)."""
+        if self.cordoned or self.links:
+            return 1
+        return 0 if self.measured and not self.unchecked else 4
+
+
+def check_verdict(
+    hosts: Sequence[str],
+    measured: Sequence[Measured],
+    stopped: Mapping[str, str],
+    tolerance: float,
+    expected_busbw: float = 0.0,
+    leaves: Sequence[str | None] = (),
+    nics: Sequence[str] = (),
+) -> CheckVerdict:
+    """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
+    ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
+    each rail's NIC, for the reasons."""
+    whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
+    pairs = [m for m in measured if m.round != WHOLE_ROUND]
+    reasons = {host: f"its ranks stopped: {how}" for host, how in stopped.items()}
+    level, notes, links = 0.0, list[str](), list[str]()
+    if pairs:
+        level, slow_notes, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
+        notes += slow_notes
+    elif whole is not None and len(hosts) == 2:
+        notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
+    seen = {hosts[node] for m in pairs for node in m.nodes} or (set(hosts) if whole and len(hosts) == 2 else set())
+    if whole is not None and expected_busbw and whole < expected_busbw * (1 - tolerance) and not reasons:
+        notes.append(
+            f"the whole allocation ran at {whole:.3g} GB/s, under {1 - tolerance:.2f} of the expected "
+            f"{expected_busbw:.3g}, while no pair was slow: a fault beyond pairs (a switch, routing); run isolate"
+        )
+    cordoned = [Cordoned(host, reasons[host]) for host in hosts if host in reasons]
+    vetted = [host for host in hosts if host not in reasons and host in seen]
+    unchecked = [host for host in hosts if host not in reasons and host not in seen]
+    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, links)
+
+
+def _judge_pairs(
+    hosts: Sequence[str],
+    pairs: Sequence[Measured],
+    tolerance: float,
+    expected_busbw: float,
+    reasons: dict[str, str],
+    leaves: Sequence[str | None],
+    nics: Sequence[str],
+) -> tuple[float, list[str], list[str]]:
+    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
+    verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
+    source = "expected" if expected_busbw else "median"
+    for node in verdict.bad_nodes:
+        reasons.setdefault(
+            hosts[node.node],
+            f"busbw {node.median_busbw:.3g} GB/s, {node.ratio:.2f} of the {source} {verdict.level:.3g} GB/s, "
+            f"{node.slow} of {node.measurements} group(s) slow",
+        )
+    notes = [
+        f"slow link {hosts[a]}-{hosts[b]}: {link.busbw:.3g} GB/s, {link.ratio:.2f} of the level, while both nodes "
+        "are healthy with their other partner (both vetted; collbench isolate looks closer)"
+        for link in verdict.bad_links
+        for a, b in [link.nodes]
+    ] + verdict.notes
+    by_node: dict[int, list[str]] = {}
+    for fault in verdict.bad_rails:
+        by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))
+    for index, said in by_node.items():
+        reasons.setdefault(hosts[index], "; ".join(said))
+    links = [
+        ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
+        for fault in verdict.switch_faults
+    ]
+    return verdict.level, notes, links
+
+
+def _judge_whole_pair(
+    hosts: Sequence[str], whole: float, tolerance: float, expected_busbw: float, reasons: dict[str, str]
+) -> list[str]:
+    """Two nodes: their one measurement is the pair; only an expected level can call it slow."""
+    if not expected_busbw:
+        return ["two nodes and no check.expected_busbw: nothing to judge the pair against; only a node that fails"]
+    if whole < expected_busbw * (1 - tolerance):
+        for host in hosts:
+            reasons.setdefault(
+                host,
+                f"busbw {whole:.3g} GB/s, {whole / expected_busbw:.2f} of the expected {expected_busbw:.3g} "
+                "GB/s in the only pair (two nodes: which one cannot be told)",
+            )
+    return []
