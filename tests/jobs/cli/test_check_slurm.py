@@ -10,6 +10,7 @@ import re
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -78,20 +79,26 @@ def hostlists(folder: Path) -> dict[str, str]:
     return {name: (folder / name).read_text().strip() for name in CHECK_FILES}
 
 
-@pytest.fixture(scope="module")
-def allocation(slurm_cluster: SlurmCluster) -> Iterator[dict[str, str]]:
-    """One allocation over the nodes for the module's checks: the environment an salloc shell has."""
-    env = slurm_cluster.env()
+@contextmanager
+def held(env: dict[str, str], partition: str, nodes: str, count: int) -> Iterator[dict[str, str]]:
+    """An allocation of `nodes` held for the block (salloc --no-shell): the environment an salloc shell has."""
     out = subprocess.run(
-        ["salloc", "--no-shell", "-p", PARTITION, "-w", NODES, f"-N{len(HOSTS)}", "--time=10"],
+        ["salloc", "--no-shell", "-p", partition, "-w", nodes, f"-N{count}", "--time=10"],
         capture_output=True, text=True, env=env, timeout=120, check=True,
     )  # fmt: skip
     job = re.search(r"Granted job allocation (\d+)", out.stderr)
     assert job, out.stderr
     try:
-        yield {**env, "SLURM_JOB_ID": job.group(1), "SLURM_JOB_NODELIST": NODES}
+        yield {**env, "SLURM_JOB_ID": job.group(1), "SLURM_JOB_NODELIST": nodes}
     finally:
         subprocess.run(["scancel", job.group(1)], env=env, check=False)
+
+
+@pytest.fixture(scope="module")
+def allocation(slurm_cluster: SlurmCluster) -> Iterator[dict[str, str]]:
+    """One allocation over the nodes for the module's checks."""
+    with held(slurm_cluster.env(), PARTITION, NODES, len(HOSTS)) as env:
+        yield env
 
 
 def test_a_healthy_allocation_is_vetted_within_the_budget_from_an_salloc_shell(

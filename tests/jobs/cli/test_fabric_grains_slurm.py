@@ -16,7 +16,6 @@ a verdict that names it (it used to run past its budget with nothing measured)."
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -27,6 +26,7 @@ import pytest
 
 from tests.cluster.fabric import slowed_node, slowed_rail, slowed_uplink
 from tests.conftest import CommandResult, SlurmCluster, collbench
+from tests.jobs.cli.test_check_slurm import held
 from tests.jobs.cli.test_isolate_slurm import STEADY, verdict, wait
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -101,17 +101,8 @@ SLOW_MEMBER_NODES = "n[2-6]"
 
 @pytest.fixture
 def five_nodes(slurm_cluster: SlurmCluster) -> Iterator[dict[str, str]]:
-    env = slurm_cluster.env()
-    out = subprocess.run(
-        ["salloc", "--no-shell", "-p", "wide", "-w", SLOW_MEMBER_NODES, "-N5", "--time=10"],
-        capture_output=True, text=True, env=env, timeout=120, check=True,
-    )  # fmt: skip
-    job = re.search(r"Granted job allocation (\d+)", out.stderr)
-    assert job, out.stderr
-    try:
-        yield {**env, "SLURM_JOB_ID": job.group(1), "SLURM_JOB_NODELIST": SLOW_MEMBER_NODES}
-    finally:
-        subprocess.run(["scancel", job.group(1)], env=env, check=False)
+    with held(slurm_cluster.env(), "wide", SLOW_MEMBER_NODES, 5) as env:
+        yield env
 
 
 def test_check_names_a_very_slow_member_within_its_default_budget(five_nodes: dict[str, str], workdir: Path) -> None:
