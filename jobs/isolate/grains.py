@@ -5,8 +5,8 @@ A measurement is a group of nodes on one rail (rail -1: every rank of those node
    matrix alone may show a cut (jobs.isolate.cut): sets of nodes fast within, slow across, each set taken for a
    leaf. On each rail, the pairs across two leaves whose nodes are healthy within their own leaves, mostly
    slow, are a slow link between those leaves (a leaf slow with every other leaf: its uplink).
-2. The healthy level: isolate.expected_busbw, else the median over (node, rail) of each one's median busbw
-   over the pairs within a leaf (no uplink can slow those), over every measurement when no leaf holds two.
+2. The healthy level: isolate.expected_busbw, else the median over (node, rail) of each one's median busbw,
+   the higher of that over the pairs within a leaf (no uplink can slow those) and over every measurement.
 3. Nodes and rails: each rail judged on its own (jobs.isolate.verdict.judge), the pairs across a slow switch
    link left out. A node bad on more than half of its rails is a bad node (a slowed node is one fault, not
    eight); otherwise each bad rail of it is named, its other rails healthy.
@@ -50,7 +50,7 @@ def judge_fabric(
     pairs = [r for r in records if len(r.nodes) == 2]
     leaf_of = _by_topology(leaves) if leaves else _by_matrix(pairs, tolerance, expected_busbw)
     within = [r for r in pairs if _same_side(r, leaf_of)]
-    level = expected_busbw or _level(within if _sides_hold_pairs(within) else records)
+    level = expected_busbw or healthy_level(within, records)
     faults, across = _switch_faults(pairs, leaf_of, level, tolerance, named=bool(leaves))
     kept = [r for r in records if id(r) not in across]
     verdict = _nodes_and_rails(kept or records, level, tolerance)
@@ -94,8 +94,13 @@ def _same_side(record: Measured, leaf_of: LeafOf) -> bool:
     return a is not None and a == b
 
 
-def _sides_hold_pairs(within: Sequence[Measured]) -> bool:
-    return len({node for r in within for node in r.nodes}) >= 2
+def healthy_level(within: Sequence[Measured], records: Sequence[Measured]) -> float:
+    """The higher of the level over the pairs within a leaf and over every measurement: a fault only lowers
+    figures, and each estimate can be pulled down by one. Within the leaves no uplink can slow a pair, but a
+    small allocation has few such pairs, and one slow node in all of them made the level its own (a 4-node
+    check with one node alone in its leaf judged the slow node healthy against it)."""
+    overall = _level(records)
+    return max(_level(within), overall) if within else overall
 
 
 def _level(records: Sequence[Measured]) -> float:

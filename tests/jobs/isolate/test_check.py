@@ -158,3 +158,19 @@ def test_no_two_nodes_share_a_group_in_both_pair_rounds(n: int, with_leaves: boo
     assert not [g for g in second if any(frozenset(p) in together for p in combinations(g, 2))]
     check_round(second, n)
     assert sorted(node for group in second for node in group) == list(range(n))
+
+
+def test_a_slow_node_in_every_pair_within_its_leaf_is_still_cordoned() -> None:
+    """The test cluster's n[3-6] with n3 alone in its leaf and n5 slow: both pairs within s2 hold n5, so their
+    level alone is n5's; judged against it, n5 was vetted."""
+    hosts = ["n3", "n4", "n5", "n6"]
+    leaves = ["s1", "s2", "s2", "s2"]
+    measured = [
+        Measured(1, (0, 1, 2, 3), 0.0026),
+        Measured(2, (2, 3), 0.0026),
+        Measured(2, (0, 1), 0.71),
+        Measured(3, (0, 3), 0.49),
+        Measured(3, (1, 2), 0.0026),
+    ]
+    verdict = check_verdict(hosts, measured, {}, tolerance=0.8, leaves=leaves)
+    assert [node.host for node in verdict.cordoned] == ["n5"] and verdict.vetted == ["n3", "n4", "n6"]
