@@ -38,9 +38,14 @@ RAILS = [
     "bench.min_iters=2",
     "bench.warmup_iters=1",
     "isolate.from_history=false",
+    "isolate.sizes=[1M]",
     STEADY,
 ]
-"""Two ranks a node, one a rail, each rail's groups bound to its own interface (rails.aligned auto: on)."""
+"""Two ranks a node, one a rail, each rail's groups bound to its own interface (rails.aligned auto: on); one
+size, each figure over a second (test_isolate_slurm.STEADY: twelve ranks share two cores)."""
+RATE = "100mbit"
+"""A slowed link: 40 times under a healthy pair here (about 4 Gbit/s), well under the testcluster config's
+tolerance (a fifth of the level), and five times quicker to measure than 20 Mbit/s."""
 
 
 def isolate_on_rails(cluster: SlurmCluster, workdir: Path) -> tuple[CommandResult, Path, float]:
@@ -60,9 +65,9 @@ def isolate_on_rails(cluster: SlurmCluster, workdir: Path) -> tuple[CommandResul
 
 FAULTS: dict[str, Any] = {
     "healthy": lambda: nullcontext(),
-    "one rail of one node": lambda: slowed_rail("n2", 1),
-    "a leaf's uplink": lambda: slowed_uplink(0),
-    "a whole node": lambda: slowed_node("n5"),
+    "one rail of one node": lambda: slowed_rail("n2", 1, RATE),
+    "a leaf's uplink": lambda: slowed_uplink(0, RATE),
+    "a whole node": lambda: slowed_node("n5", RATE),
 }
 
 
@@ -71,7 +76,7 @@ def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, w
     made: AbstractContextManager[None] = FAULTS[fault]()
     with made:
         result, run, took = isolate_on_rails(slurm_cluster, workdir)
-    print(f"isolate on 2 rails, {fault}: {took:.1f} s from submit to verdict\n{result.stdout}")
+    print(f"\nisolate on 2 rails, {fault}: {took:.1f} s from submit to verdict\n{result.stdout}")
     plain = verdict(run)
     assert plain["rails"] == [0, 1] and plain["leaves"]["n4"] == "s2" and plain["topology"] == "slurm topology/tree"
     named = (
@@ -118,7 +123,7 @@ def test_check_names_a_very_slow_member_within_its_default_budget(five_nodes: di
             "check.from_history=false", f"output_dir={workdir / 'runs'}", cwd=workdir, env=five_nodes, timeout=180,
         )  # fmt: skip
     took = time.monotonic() - started
-    print(f"check, 5 nodes, n4 at 20 Mbit/s, default budget: {took:.1f} s to the verdict\n{result.stdout}")
+    print(f"\ncheck, 5 nodes, n4 at 20 Mbit/s, default budget: {took:.1f} s to the verdict\n{result.stdout}")
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^CORDONED n4: busbw ", result.stdout, re.M), result.stdout
     assert "VETTED n[2-3,5-6]" in result.stdout and "UNCHECKED" not in result.stdout
