@@ -49,7 +49,12 @@ def record_run(
     if recorded is not None and recorded >= attempt:
         return False
     record = gather(run, sweep.sweep_id if sweep else None, outcome_of)
-    sweep_row = _sweep_row(sweep) if sweep else None
+    return write_record(history, record, _sweep_row(sweep) if sweep else None)
+
+
+def write_record(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> bool:
+    """Write a gathered record in one transaction (retried against a concurrent writer): True if written,
+    False when the history holds this run at this attempt or a later one."""
     for tries_left in reversed(range(RETRIES)):
         try:
             with history.engine.begin() as connection:

@@ -62,11 +62,16 @@ runs = Table(
     Column("cuda_version", WORD, nullable=False),
     Column("outcome", String(16), nullable=False),
     Column("recorded", Float, nullable=False),
+    Column("excluded", Text, nullable=False, server_default=""),
+    Column("digest", String(64), nullable=False, server_default=""),
     Index("ix_runs_started", "started"),
     Index("ix_runs_filters", "cluster", "config", "nodes", "started"),
     Index("ix_runs_outcome", "outcome", "started"),
     Index("ix_runs_sweep", "sweep_id"),
+    Index("ix_runs_digest", "digest"),
 )
+"""excluded: why the run is left out of every baseline, '' for a healthy run (jobs.history.health); digest: the
+sha256 of what it measured (its hosts, start and results), so the same results recorded twice are one row."""
 
 problems = Table(
     "problems",
@@ -110,9 +115,15 @@ hosts = Table(
     Column("failed_ranks", Integer, nullable=False),
     Column("blamed_ranks", Integer, nullable=False, server_default="0"),
     Column("slow", Text, nullable=False, server_default=""),
+    Column("wrong", BigInteger, nullable=False, server_default="0"),
+    Column("wrong_ranks", Text, nullable=False, server_default=""),
+    Column("cause", Text, nullable=False, server_default=""),
     Index("ix_hosts_run", "run"),
     Index("ix_hosts_host", "host"),
 )
+"""One row per host of a run: its ranks, those that failed (facts) and the run's verdict on it: blamed_ranks and
+cause (the cause of a failure in words), slow (the report's line), wrong (wrong elements over its ranks) and
+wrong_ranks ('1,3')."""
 
 fabric = Table(
     "fabric",
