@@ -31,6 +31,23 @@ class Task(Word):
 RUN_VERSION = 3
 
 
+UNKNOWN = "unknown"
+"""What an imported run's file did not say."""
+
+
+@dataclass(kw_only=True, slots=True)
+class ImportedAs:
+    """What an imported run's files say it ran on, each "unknown" where they do not say: never assumed."""
+
+    backend: str = UNKNOWN
+    """nccl, gloo (collbench's own nccl-tests JSON of a gloo run), or unknown."""
+    device: str = UNKNOWN
+    """cuda, cpu, or unknown."""
+    nccl_version: str = UNKNOWN
+    cuda_version: str = UNKNOWN
+    torch_version: str = UNKNOWN
+
+
 @dataclass(kw_only=True, slots=True)
 class RunMeta:
     """run.json."""
@@ -49,6 +66,11 @@ class RunMeta:
     master_port: int = 0
     imported_from: list[str] = field(default_factory=list)
     """launcher imported: the nccl-tests files `collbench import` read, as given (format 3)."""
+    imported_as: ImportedAs | None = None
+    """launcher imported: the backend, device and versions its files say (None: a run collbench ran, or one
+    imported before this field, which the history labels from its config)."""
+    imported_digest: str = ""
+    """launcher imported: the sha256 of the files' contents, so the same files imported again are found."""
     version: int = RUN_VERSION
     """The format of this file."""
 
