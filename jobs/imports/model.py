@@ -33,6 +33,12 @@ BINARY_OF = {op: binary for binary, op in PROGRAMS.items()}
 DTYPE_OF = {spec.nccl_name: name for name, spec in DTYPES.items()}
 """nccl-tests' `type` column -> collbench's dtype."""
 
+NCCL_TESTS_TEXT = "nccl-tests' text"
+NCCL_TESTS_JSON = "nccl-tests' JSON"
+COLLBENCH_JSON = "collbench's JSON of a run it ran"
+"""Who wrote a table (Table.written_by): a `*_perf` binary, which runs NCCL, or `collbench run`'s own export,
+whose run may have been gloo on GPUs (its JSON does not say)."""
+
 
 @dataclass(kw_only=True, slots=True)
 class Device:
@@ -78,6 +84,8 @@ class Table:
 
     where: str
     """FILE:LINE where it starts."""
+    written_by: str = NCCL_TESTS_TEXT
+    """NCCL_TESTS_TEXT, NCCL_TESTS_JSON or COLLBENCH_JSON."""
     program: str = ""
     """`all_reduce_perf`, where the output names it (text from 2.17, JSON's args[0])."""
     op: str = ""
@@ -85,6 +93,7 @@ class Table:
     tests_version: str = ""
     """nccl-tests' own version, where printed (2.18 on)."""
     nccl_version: int | None = None
+    """NCCL_VERSION_CODE of the library (text: `nccl-library=`; JSON: nccl_version); None where not said."""
     nthreads: int = 1
     ngpus: int = 1
     min_bytes: int = 0
@@ -115,6 +124,16 @@ class Table:
         return frozenset((r.size, r.type, r.redop, r.root, r.in_place) for r in self.rows)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoggedVersion:
+    """NCCL's own `NCCL version 2.27.3+cuda12.9` line (NCCL_DEBUG=INFO or VERSION) in a text log."""
+
+    nccl: str
+    cuda: str
+    """The CUDA version NCCL was built for."""
+    where: str
+
+
 @dataclass(kw_only=True, slots=True)
 class Parsed:
     """Everything read from the files given, in order."""
@@ -126,6 +145,8 @@ class Parsed:
     """FILE:LINE of the first of them."""
     notes: list[str] = field(default_factory=list)
     """Warnings, one line each: an older JSON format, duplicate tables left out."""
+    logged: list[LoggedVersion] = field(default_factory=list)
+    """NCCL's version lines among the lines skipped."""
 
     def skip(self, where: str) -> None:
         self.skipped += 1

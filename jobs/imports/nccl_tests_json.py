@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jobs.imports.model import BINARY_OF, BadImport, Device, Parsed, Row, Table
+from jobs.imports.model import BINARY_OF, COLLBENCH_JSON, NCCL_TESTS_JSON, BadImport, Device, Parsed, Row, Table
 
 READ_VERSIONS = (1, 2, 3)
 LACKS = {
@@ -59,10 +59,18 @@ def _program(args: Any) -> str:
     return first if first.endswith(("_perf", "_perf_mpi")) else ""
 
 
+def _written_by(args: Any) -> str:
+    """COLLBENCH_JSON for `collbench run`'s export (args `collbench run --config ...`); NCCL_TESTS_JSON
+    otherwise, an export of an imported run (`collbench import FILE...`) included."""
+    ran_by_collbench = isinstance(args, list) and [str(arg) for arg in args[:2]] == ["collbench", "run"]
+    return COLLBENCH_JSON if ran_by_collbench else NCCL_TESTS_JSON
+
+
 def _table(path: Path, document: dict[str, Any]) -> Table:
     config = document.get("config") or {}
     table = Table(
         where=str(path),
+        written_by=_written_by(document.get("args")),
         program=_program(document.get("args")),
         nccl_version=document.get("nccl_version"),
         nthreads=int(config.get("nthreads", 1)),

@@ -14,7 +14,8 @@ The layouts, from nccl-tests' src/common.cu (2.10 to 2.17) and src/util.cu (2.18
   validation, and up to 2.11 it is the largest difference found (`%5.0le`), not a count;
 - `# Out of bounds values : N OK|FAILED`, `# Avg bus bandwidth    : X [OK|FAILED]` close the table.
 
-Lines that are none of these (NCCL's INFO lines, srun's or mpirun's words) are skipped and counted. A row
+Lines that are none of these (NCCL's INFO lines, srun's or mpirun's words) are skipped and counted; of
+them, NCCL's own `NCCL version 2.27.3+cuda12.9` (NCCL_DEBUG=INFO or VERSION) is kept for the label. A row
 that does not parse is a BadImport naming its file and line; a row cut off at the very end of the output,
 or a table with no closing lines, is a run cut short (by a time limit, a kill): its rows are kept and the
 table is marked incomplete."""
@@ -24,8 +25,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jobs.imports.model import BadImport, Device, Parsed, Row, Table
+from jobs.imports.model import BadImport, Device, LoggedVersion, Parsed, Row, Table
 
+_NCCL_LOGGED = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)[^\s+]*(?:\+cuda(\d+\.\d+))?")
 _VERSION = re.compile(r"^# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
 _STARTING = re.compile(r"^# Collective test starting: (\S+)")
 _PARAMS = re.compile(
@@ -85,6 +87,8 @@ def parse_text(path: Path, parsed: Parsed) -> None:
             raise pending[0]
         if not known:
             parsed.skip(where)
+            if logged := _NCCL_LOGGED.search(line):
+                parsed.logged.append(LoggedVersion(nccl=logged[1], cuda=logged[2] or "", where=where))
         elif match := _VERSION.match(line):
             table = opens(where)
             table.tests_version, table.nccl_version = match[1], int(match[3])

@@ -1,14 +1,17 @@
 """Every file given to `collbench import`, read into one job's tables: each file's format told by its first
 byte (JSON or text), each table's op resolved, duplicate tables (every MPI rank printing its own) left out
-and said, and the tables checked to be one job's (the same ranks)."""
+and said, the tables checked to be one job's (the same ranks), the job labelled from what the files say
+(label.py), and the files' digest taken, by which the same files imported again are found."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectives.layout import LAYOUTS
+from jobs.imports.label import Label, label_of
 from jobs.imports.model import DTYPE_OF, BadImport, Device, Parsed, Table, resolve_op
 from jobs.imports.nccl_tests_json import looks_like_json, parse_json
 from jobs.imports.nccl_tests_text import parse_text
@@ -20,6 +23,10 @@ class Job:
 
     tables: list[Table]
     devices: list[Device]
+    label: Label
+    """What the files say the job ran on."""
+    digest: str
+    """files_digest of the files read."""
     notes: list[str] = field(default_factory=list)
     skipped: int = 0
     first_skipped: str = ""
@@ -61,10 +68,21 @@ def read_outputs(paths: Sequence[Path], op: str | None = None) -> Job:
                 f"{table.where}: {table.op} ran on {len(table.devices)} ranks, {kept[0].where} on {len(devices)}: "
                 "one run directory holds one job's ranks; import them separately"
             )
+    try:
+        digest = files_digest(paths)
+    except OSError as error:
+        raise BadImport(f"{error.filename}: cannot be read: {error.strerror or error}") from None
     return Job(
-        tables=kept, devices=devices, notes=parsed.notes, skipped=parsed.skipped,
-        first_skipped=parsed.first_skipped, cut=cut,
+        tables=kept, devices=devices, label=label_of(kept, devices, parsed.logged), digest=digest,
+        notes=parsed.notes, skipped=parsed.skipped, first_skipped=parsed.first_skipped, cut=cut,
     )  # fmt: skip
+
+
+def files_digest(paths: Sequence[Path]) -> str:
+    """sha256 over the files' contents, whatever their order and names: the sorted sha256 of each file's
+    bytes, one a line, hashed again. A file given twice counts once (its tables are one job's either way)."""
+    each = sorted({hashlib.sha256(path.read_bytes()).hexdigest() for path in paths})
+    return hashlib.sha256("".join(f"{digest}\n" for digest in each).encode()).hexdigest()
 
 
 def _without_duplicates(tables: list[Table], parsed: Parsed) -> list[Table]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jobs.imports.model import BadImport
-from jobs.imports.read import read_outputs
+from jobs.imports.read import files_digest, read_outputs
 
 LOGS = Path(__file__).parent / "logs"
 
@@ -91,3 +91,13 @@ def test_a_newer_json_version_is_refused_in_one_line(tmp_path: Path) -> None:
     cut.write_text((LOGS / "v3-all_gather.json").read_text()[:300])
     with pytest.raises(BadImport, match=r"cut.json: not an nccl-tests JSON file \(cut short or damaged\)"):
         read_outputs([cut])
+
+
+def test_the_digest_is_the_files_contents_whatever_their_order_or_names(tmp_path: Path) -> None:
+    one, two = LOGS / "v2.17-two-runs.log", LOGS / "v2.19-no-validation.log"
+    copy = tmp_path / "renamed.log"
+    copy.write_bytes(one.read_bytes())
+    assert files_digest([one, two]) == files_digest([two, copy])
+    assert read_outputs([copy]).digest == files_digest([one]) != files_digest([one, two])
+    copy.write_bytes(one.read_bytes().replace(b"31.24", b"31.25"))
+    assert files_digest([copy]) != files_digest([one])
