@@ -17,9 +17,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="make a run directory out of nccl-tests' output (text or JSON), launcher imported",
         description="Read the output of nccl-tests' *_perf binaries (the text they print, 2.10 on, several runs "
         "in one log allowed; or their -J JSON files, JSON_FILE_VERSION 1 to 3) into a new run directory, which "
-        "report, compare, history and export read like any run. Exit status: 0 imported; 1 imported, but the "
-        "output was cut short or its run failed; 2 bad input (a damaged row, named with its file and line), "
-        "with nothing written.",
+        "report, compare, history and export read like any run, labelled with the backend, device and versions "
+        "the files say (unknown where they do not). The same files imported again into the same --output-dir "
+        "write nothing: the run they made is named. Exit status: 0 imported; 1 imported, but the output was cut "
+        "short or its run failed; 2 bad input (a damaged row, named with its file and line), with nothing "
+        "written.",
     )
     command.add_argument("files", nargs="+", metavar="FILE", help="nccl-tests text output or JSON files")
     command.add_argument("--output-dir", default="runs", help="where the run directory is made (default: runs)")
@@ -47,11 +49,19 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{job.first_skipped})",
             file=sys.stderr,
         )
-    run = import_run(job, args.output_dir, args.files)
+    imported = import_run(job, args.output_dir, args.files)
+    run = imported.run
+    if imported.earlier:
+        print(f"collbench: import: already imported as {run.run_id} ({run.path}); nothing written", file=sys.stderr)
+    else:
+        print(f"collbench: import: {job.label.line()}", file=sys.stderr)
     rows = sum(len(table.rows) for table in job.tables)
     ops = ", ".join(dict.fromkeys(table.op for table in job.tables))
     print(f"imported {rows} row(s) of {ops} on {len(job.devices)} rank(s) into {run.path}")
     for cut in job.cut:
         print(f"collbench: import: INCOMPLETE: {cut}", file=sys.stderr)
-    print(f"collbench: import: not in the results history yet: collbench history ingest {run.path}", file=sys.stderr)
+    if not imported.earlier:
+        print(
+            f"collbench: import: not in the results history yet: collbench history ingest {run.path}", file=sys.stderr
+        )
     return 0 if assess(run).passed else 1

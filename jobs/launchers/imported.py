@@ -7,16 +7,26 @@ nccl-tests run's parameters as a collbench config), one status, env and results 
 final files (summary.json, nccl-tests/, table.txt) through the same writer as every run. It sits with the
 launchers because, like them, it makes a run directory; the parsing is jobs.imports', which writes nothing.
 
+Its label (backend, device, versions) is what the files say (jobs/imports/label.py), in run.json's
+imported_as; config.yaml keeps nccl on cuda where they do not say, as a config must name both. The same
+files imported again into the same output_dir are found by their digest (run.json's imported_digest) and
+not written twice.
+
 The directory is written whole under a scratch folder in output_dir and renamed into place last, so a
-failure leaves nothing half-made behind."""
+failure leaves nothing half-made behind; output_dir is locked meanwhile (flock on the directory itself,
+nothing left behind), so two imports of the same files at once make one run."""
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from collectives.results import RankResult
@@ -26,15 +36,16 @@ from jobs.config.schema import to_plain
 from jobs.ending.summary import record_summary
 from jobs.imports.model import DTYPE_OF, Row, Table
 from jobs.imports.read import Job
-from jobs.inspect.exports.nccl_tests_json import nccl_version_of_code
 from jobs.inspect.report import assess
 from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.children import ended_state
 from jobs.launchers.live import Live
 from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
-from jobs.rundir.records.run import LauncherName, Task
+from jobs.rundir.records.run import UNKNOWN, LauncherName, Task
 from jobs.rundir.writing import write_json_atomic
 from slurm.hostlist import collect_hostlist
 
@@ -84,12 +95,63 @@ def _hostlist(run: RunDir) -> str:
     return collect_hostlist(hosts) if hosts else ""
 
 
-def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
-    """The run directory of `job` under output_dir, written whole and renamed into place last."""
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """The run directory an import made, or found: `earlier` when the same files were imported before."""
+
+    run: RunDir
+    earlier: bool
+
+
+def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> Imported:
+    """The run directory of `job` under output_dir, written whole and renamed into place last; or the one
+    an earlier import of the same files (the same digest, read as the same ops) made there, nothing written."""
     check_output_dir(output_dir)
     parent = Path(output_dir).expanduser().resolve()
     parent.mkdir(parents=True, exist_ok=True)
     cfg = _config(job, str(parent))
+    with _locked(parent):
+        earlier = find_imported(parent, job.digest, cfg.bench.ops)
+        if earlier is not None:
+            return Imported(run=earlier, earlier=True)
+        return Imported(run=_write_run(job, cfg, parent, sources), earlier=False)
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive flock on the folder itself, held while looking for an earlier import and writing."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def find_imported(output_dir: Path, digest: str, ops: Sequence[str]) -> RunDir | None:
+    """The run directory of launcher imported under output_dir whose files had this digest and were read as
+    these ops (the same files read with another --op are another run); None if there is none. Runs that
+    cannot be read, and runs imported before run.json kept a digest, are passed over."""
+    for path in sorted(output_dir.glob(f"*-{NAME}-*")):
+        run = RunDir(path)
+        try:
+            meta = run.read_meta()
+        except (OSError, RecordError):
+            continue
+        if meta.launcher is LauncherName.IMPORTED and meta.imported_digest == digest and _ops(run) == list(ops):
+            return run
+    return None
+
+
+def _ops(run: RunDir) -> list[str] | None:
+    """The ops in the run's config.yaml; None where it cannot be read."""
+    try:
+        return list(load_run_config(run).bench.ops)
+    except Exception:  # a damaged config.yaml (yaml's, OmegaConf's, ConfigError): not the earlier import
+        return None
+
+
+def _write_run(job: Job, cfg: Config, parent: Path, sources: Sequence[str]) -> RunDir:
     scratch = Path(tempfile.mkdtemp(prefix=".collbench-import-", dir=parent))
     try:
         run = RunDir.create(scratch, NAME)
@@ -97,6 +159,7 @@ def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
         run.update_meta(
             run_id=run.run_id, launcher=LauncherName.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
             task=Task.SWEEP, imported_from=list(sources),
+            imported_as=dataclasses.asdict(job.label.imported_as), imported_digest=job.digest,
         )  # fmt: skip
         _write_ranks(run, job, _mtime(sources))
         record_summary(run, assess(run), job_over=True)
@@ -108,8 +171,11 @@ def import_run(job: Job, output_dir: str, sources: Sequence[str]) -> RunDir:
 
 
 def _config(job: Job, output_dir: str) -> Config:
-    """The nccl-tests run's parameters as a collbench config (validated as config.yaml will be read)."""
+    """The nccl-tests run's parameters as a collbench config (validated as config.yaml will be read): its
+    backend and device as the files say, nccl and cuda where they do not (run.json's imported_as says
+    unknown)."""
     first = job.tables[0]
+    said = job.label.imported_as
     rows = [row for table in job.tables for row in table.rows]
     roots = {row.root for row in rows if row.root >= 0}
     reduce_ops = [row.redop for row in rows if row.redop != "none"]
@@ -132,7 +198,9 @@ def _config(job: Job, output_dir: str) -> Config:
     )
     hosts = dict.fromkeys(device.host for device in job.devices)
     plain = to_plain(
-        Config(launcher="imported", ranks=len(job.devices), nodes=len(hosts), backend="nccl", device="cuda",
+        Config(launcher="imported", ranks=len(job.devices), nodes=len(hosts),
+               backend="nccl" if said.backend == UNKNOWN else said.backend,  # type: ignore[arg-type]
+               device="cuda" if said.device == UNKNOWN else said.device,  # type: ignore[arg-type]
                output_dir=output_dir, bench=bench)
     )  # fmt: skip
     plain["env"] = dict(_variables(first))
@@ -173,15 +241,16 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
     cut = bool(why_cut)
     error = f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else ""
     rows = sum(len(t.rows) for t in job.tables)
-    nccl, variables = nccl_version_of_code(first.nccl_version), dict(_variables(first))
+    variables, said = dict(_variables(first)), job.label.imported_as
+    on_cpu = said.device == "cpu"
     local_ranks: dict[str, int] = {}
     world = len(job.devices)
     node_rank = {host: i for i, host in enumerate(dict.fromkeys(d.host for d in job.devices))}  # as hosts appear
     for rank, device in enumerate(job.devices):
         local_rank = local_ranks[device.host] = local_ranks.get(device.host, -1) + 1
         status = RankStatus(
-            rank=rank, host=device.host, pid=device.pid, device=f"cuda:{device.device}" if device.device is not None
-            else "cuda", state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
+            rank=rank, host=device.host, pid=device.pid, device=_device_word(device.device, on_cpu),
+            state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
             local_rank=local_rank, node_rank=node_rank[device.host], rows=rows, failed_at=ended if cut else 0.0,
             error=error,
         )  # fmt: skip
@@ -190,28 +259,39 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
         write_json_atomic(
             run.rank_env(rank),
             {
-                "hostname": device.host, "torch": "none", "cuda": "", "nccl": nccl,
-                "gpu": {"index": device.device if device.device is not None else -1, "name": device.name,
-                        "pci_bus_id": bus},
+                "hostname": device.host, "torch": said.torch_version, "cuda": said.cuda_version,
+                "nccl": said.nccl_version,
+                "gpu": None if on_cpu else {"index": device.device if device.device is not None else -1,
+                                            "name": device.name, "pci_bus_id": bus},
                 "variables": variables, "imported": True,
             },
         )  # fmt: skip
         lines = [
-            _result(table, row, rank, local_rank, device.host, world, started).to_json() + "\n"
+            _result(table, row, rank, local_rank, device.host, world, started, on_cpu).to_json() + "\n"
             for table in job.tables
             for row in table.rows
         ]
         run.rank_results(rank).write_text("".join(lines), encoding="utf-8")
 
 
-def _result(table: Table, row: Row, rank: int, local_rank: int, host: str, world: int, at: float) -> RankResult:
+def _device_word(index: int | None, on_cpu: bool) -> str:
+    """The rank's device as a status names it: cpu, cuda:D, or cuda where the index is not said."""
+    if on_cpu:
+        return "cpu"
+    return f"cuda:{index}" if index is not None else "cuda"
+
+
+def _result(
+    table: Table, row: Row, rank: int, local_rank: int, host: str, world: int, at: float, on_cpu: bool
+) -> RankResult:
     """One rank's line for one table row: nccl-tests' figures are over every rank, so each rank carries the
-    row's time (their mean is the table's), and rank 0 the row's #wrong (nccl-tests does not say whose)."""
+    row's time (their mean is the table's), and rank 0 the row's #wrong (nccl-tests does not say whose). The
+    timer is nccl-tests' loop timer: one clock around all iterations, CUDA's on GPUs, the host's on the CPU."""
     times = row.per_process[rank] if len(row.per_process) == world else row.times_us
     wrong = row.wrong if row.wrong < 0 or rank == 0 else 0
     return RankResult(
         op=table.op, size=row.size, count=row.count, dtype=DTYPE_OF[row.type], redop=row.redop, root=row.root,
         in_place=row.in_place, rank=rank, local_rank=local_rank, host=host, nranks=world, iters=table.iters,
         time_us=row.time_us, algbw=row.algbw, busbw=row.busbw, wrong=wrong, times_us=list(times),
-        timer="cuda_loop", requested_size=row.size, started_at=at, ended_at=at,
+        timer="host_loop" if on_cpu else "cuda_loop", requested_size=row.size, started_at=at, ended_at=at,
     )  # fmt: skip

@@ -1,5 +1,6 @@
 """`collbench import`: nccl-tests' output made into a run directory (launcher imported) that report, compare,
-history and the exports read like any run; a damaged row leaves nothing behind. In-process, no Slurm."""
+history and the exports read like any run, labelled with what the files say; the same files imported again
+are the same run; a damaged row leaves nothing behind. In-process, no Slurm."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from jobs.cli.main import main
+from jobs.imports.read import files_digest
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.run import LauncherName
+from jobs.rundir.records.config import load_run_config
+from jobs.rundir.records.run import ImportedAs, LauncherName
+from tests.jobs.imports.collbench_json import collbench_json
 from tests.jobs.rundir.synthetic import sweep_run
 
 LOGS = Path(__file__).parents[1] / "imports" / "logs"
@@ -115,3 +119,71 @@ def test_history_ingests_and_lists_an_imported_run(
 def test_nothing_can_be_started_with_launcher_imported(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "launcher=imported", "ranks=2"]) == 2
     assert "nothing can be started with it" in capsys.readouterr().err
+
+
+def test_collbench_json_of_a_gloo_run_is_imported_as_gloo_on_the_cpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run, err = _import(tmp_path, capsys, str(collbench_json(tmp_path)))
+    assert code == 0 and run is not None, err
+    assert (
+        "collbench: import: labelled gloo on cpu from device_info 'cpu' on every rank (NCCL runs on GPUs only); "
+        "NCCL version unknown, CUDA version unknown, torch version unknown\n"
+    ) in err
+    assert run.read_meta().imported_as == ImportedAs(backend="gloo", device="cpu")
+    cfg = load_run_config(run)
+    assert (cfg.backend, cfg.device) == ("gloo", "cpu")
+    assert main(["report", str(run.path), "--format", "nccl-tests-json"]) == 0
+    again = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert {d["device_info"] for d in again["config"]["devices"]} == {"cpu"} and again["nccl_version"] is None
+
+
+def test_what_the_files_do_not_say_is_unknown_in_run_json_and_the_config_keeps_nccl_on_cuda(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run, err = _import(tmp_path, capsys, str(collbench_json(tmp_path, on_gpus=True)))
+    assert code == 0 and run is not None, err
+    assert run.read_meta().imported_as == ImportedAs(device="cuda", nccl_version="2.21.5")
+    assert "labelled backend unknown on cuda from device_info" in err
+    cfg = load_run_config(run)
+    assert (cfg.backend, cfg.device) == ("nccl", "cuda")
+    _, nccl_tests, _ = _import(tmp_path / "other", capsys, str(LOGS / "v2.17-two-runs.log"))
+    assert nccl_tests is not None
+    assert nccl_tests.read_meta().imported_as == ImportedAs(backend="nccl", device="cuda")
+
+
+def test_the_same_files_imported_twice_are_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one, two = str(LOGS / "v2.19-no-validation.log"), str(LOGS / "v2.19-each-rank-printed.log")
+    assert main(["import", one, two, "--output-dir", str(tmp_path / "runs")]) == 0
+    first = capsys.readouterr()
+    code, run, err = _import(tmp_path, capsys, two, one)
+    assert code == 0 and run is not None
+    assert err.endswith(f"collbench: import: already imported as {run.run_id} ({run.path}); nothing written\n")
+    assert "labelled" not in err and "not in the results history yet" not in err
+    assert run.read_meta().imported_digest == files_digest([Path(one), Path(two)])
+    assert main(["import", two, one, "--output-dir", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out == first.out == f"imported 6 row(s) of all_reduce on 4 rank(s) into {run.path}\n"
+
+
+def test_a_changed_file_or_another_op_is_a_new_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "all_reduce.log"
+    log.write_bytes((LOGS / "v2.17-two-runs.log").read_bytes())
+    assert _import(tmp_path, capsys, str(log))[0] == 0
+    log.write_bytes(log.read_bytes().replace(b"31.24", b"41.24"))
+    assert _import(tmp_path, capsys, str(log))[0] == 0
+    assert len(list((tmp_path / "runs").iterdir())) == 2
+    old = str(LOGS / "v2.10-all_gather.log")
+    assert _import(tmp_path / "ops", capsys, old, "--op", "all_gather")[0] == 0
+    assert _import(tmp_path / "ops", capsys, old, "--op", "all_to_all")[0] == 0
+    assert _import(tmp_path / "ops", capsys, old, "--op", "all_gather")[0] == 0
+    made = sorted((tmp_path / "ops" / "runs").iterdir())
+    assert [load_run_config(RunDir(path)).bench.ops for path in made] == [["all_gather"], ["all_to_all"]]
+
+
+def test_a_log_cut_short_imported_again_is_found_and_still_incomplete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = str(LOGS / "v2.19-cut-short.log")
+    assert _import(tmp_path, capsys, cut)[0] == 1
+    code, run, err = _import(tmp_path, capsys, cut)
+    assert code == 1 and run is not None and "nothing written" in err and "INCOMPLETE" in err
