@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from collectives.settings import parse_size_list
 from collectives.sizes import parse_size
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE, IsolateSettings
+
+NodeRecord = Literal["daily", "always", "never"]
 
 MAX_PAIR_ROUNDS = 2
 """Two rounds of pairs tell the slow node from its partner (it is slow with both partners, they with one);
@@ -58,6 +61,13 @@ class CheckSettings:
     """check --node: fail below this busbw in GB/s (the best over check.local_sizes); 0: not checked."""
     local_budget_s: float = 10.0
     """check --node: the most it may take, from start to its one line."""
+    node_keep_run: bool = False
+    """check --node: keep its run directory under output_dir (the line says where); by default it runs in a
+    scratch directory of the system's temp dir, removed when it ends: a prolog runs for every job."""
+    node_record: NodeRecord = "daily"
+    """check --node in the results history (task check-node): daily records a passing check only when this
+    host has no passing one in the last 24 h, a FAIL or UNKNOWN always; always records every check; never
+    none. A prolog runs thousands of times a day: daily keeps each node's record without the flood."""
 
     def isolate_settings(self) -> IsolateSettings:
         """The rounds as isolate runs them inside the job: mode check, these sizes and pair rounds."""
