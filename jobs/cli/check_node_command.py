@@ -1,19 +1,31 @@
 """`collbench check --node`: one node on its own, for a Slurm prolog or HealthCheckProgram. Its local ranks
 (one per GPU; on the CPU check.local_ranks) run all_reduce over the loopback, no network, with the local
-launcher, within check.local_budget_s; the answer is one line a drain reason can carry."""
+launcher, within check.local_budget_s; the answer is one line a drain reason can carry. It runs in a scratch
+directory removed when it ends (check.node_keep_run keeps it under output_dir), and is recorded in the
+history as a check with its verdict (jobs.history.node_check), as check.node_record says."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.config.model import Config, derive, load_config
-from jobs.inspect.report import RunOutcome, assess
+from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.launchers.local import stdio_redirected_to
 from jobs.launchers.registry import launcher_for
+from jobs.rundir.layout import RunDir
+
+if TYPE_CHECKING:
+    from jobs.history.gather import RunRecord
+    from jobs.history.node_check import Said
 
 CANCEL_WAIT_S = 15.0
 COLLECTIVE_SHARE = 0.3
@@ -21,6 +33,8 @@ COLLECTIVE_SHARE = 0.3
 before the budget ends even when the interpreters took seconds to start."""
 END_WAIT_S = 1.5
 """Of the budget, what the verdict keeps for itself: the ranks are stopped this long before it ends."""
+EXIT_OF: dict[Said, int] = {"OK": 0, "FAIL": 1, "UNKNOWN": EXIT_CANNOT_RUN}
+SCRATCH_PREFIX = "collbench-check-node-"
 
 
 def node_config(name: str | None, words: list[str]) -> Config:
@@ -43,14 +57,64 @@ def node_config(name: str | None, words: list[str]) -> Config:
     return derive(cfg, bench=bench, timeouts=timeouts, env={**cfg.env, **loopback})
 
 
-def check_node(name: str | None, words: list[str], dry_run: bool = False) -> int:
+def check_node(name: str | None, words: list[str], dry_run: bool = False, keep_run: bool = False) -> int:
+    """Check this node, print the one line, record it in the history; the exit status: 0 OK, 1 FAIL,
+    EXIT_CANNOT_RUN when nothing was measured. `keep_run` (or check.node_keep_run): keep the run directory."""
     started = time.monotonic()
     host = socket.gethostname()
     cfg = node_config(name, words)
-    launcher = launcher_for(cfg)
+    records = _records(cfg)
     if dry_run:
-        print(launcher.request(cfg).text, end="")
+        print(launcher_for(cfg).request(cfg).text, end="")
         return 0
+    keep = keep_run or cfg.check.node_keep_run
+    record: RunRecord | None = None
+    with _run_place(cfg, keep) as output_dir:
+        # the run's own end records nothing: this command records it, as the check it is
+        run_cfg = derive(cfg, output_dir=output_dir, history=replace(cfg.history, record=False))
+        run, ran_out = _measure(run_cfg, started)
+        outcome = OutcomeOnce(run)
+        said, line = _one_line(host, outcome(), cfg, time.monotonic() - started, ran_out)
+        print(f"{line}; run kept in {run.path}" if keep else line, flush=True)
+        if records:
+            record = _gathered(run, host, said, line, outcome)  # before the scratch directory goes
+    if record is not None:
+        from jobs.history.node_check import NodeVerdict, record_node_check
+
+        record_node_check(cfg, record, NodeVerdict(host, said, line))
+    return EXIT_OF[said]
+
+
+def _records(cfg: Config) -> bool:
+    """Whether this check is recorded (history.record and check.node_record not never); a malformed
+    history.url is bad input before anything starts, while a history that cannot be reached costs a line
+    at the end and changes neither the line nor the exit status."""
+    if not cfg.history.record or cfg.check.node_record == "never":
+        return False
+    from jobs.history.database import parse_url, resolve_history_url  # SQLAlchemy only where it is asked
+
+    parse_url(resolve_history_url(None, cfg))
+    return True
+
+
+@contextmanager
+def _run_place(cfg: Config, keep: bool) -> Iterator[str]:
+    """Where the check's run directory is made: output_dir when it is kept; else a scratch directory of the
+    system's temp dir (TMPDIR), removed when the check ends however it ends: a prolog runs for every job."""
+    if keep:
+        yield cfg.output_dir
+        return
+    scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure(cfg: Config, started: float) -> tuple[RunDir, bool]:
+    """The local run, waited for until the budget's end less END_WAIT_S, cancelled past it: the run, and
+    whether it ran out of time."""
+    launcher = launcher_for(cfg)
     run = launcher.launch(cfg).run
     left = cfg.check.local_budget_s - END_WAIT_S - (time.monotonic() - started)
     with stdio_redirected_to(run.submitit_dir / "controller.log"):  # the ranks' log stays in the run
@@ -59,25 +123,39 @@ def check_node(name: str | None, words: list[str], dry_run: bool = False) -> int
         if ran_out:
             launcher.cancel(run)
             launcher.wait([run], CANCEL_WAIT_S, None)
-    took = time.monotonic() - started
-    line, code = _one_line(host, assess(run), cfg, took, ran_out)
-    print(line)
-    return code
+    return run, ran_out
 
 
-def _one_line(host: str, outcome: RunOutcome, cfg: Config, took: float, ran_out: bool) -> tuple[str, int]:
+def _gathered(run: RunDir, host: str, said: Said, line: str, outcome_of: Callable[[], RunOutcome]) -> RunRecord | None:
+    """The check's history record, gathered from its run directory; None (one line said) when the run cannot
+    be read: the verdict stands."""
+    from jobs.history.gather import NotEnded
+    from jobs.history.node_check import NodeVerdict, node_check_record
+    from jobs.rundir.records.codec import RecordError
+
+    try:
+        return node_check_record(run, NodeVerdict(host, said, line), outcome_of)
+    except (NotEnded, RecordError, OSError, ValueError) as error:
+        print(f"collbench: history: check --node of {host} not recorded: {error}", file=sys.stderr, flush=True)
+        return None
+
+
+def _one_line(host: str, outcome: RunOutcome, cfg: Config, took: float, ran_out: bool) -> tuple[Said, str]:
     ranks = f"{cfg.world_size} local rank(s)"
     if ran_out:
         why = f": {outcome.problems[0]}" if outcome.problems else ""
-        return f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s{why}", 1
+        return "FAIL", f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s{why}"
     if outcome.problems:
-        return f"FAIL {host}: {outcome.problems[0]}", 1
+        return "FAIL", f"FAIL {host}: {outcome.problems[0]}"
     done = [row for row in outcome.rows if row.complete]
     if not done:
         print(f"collbench: check --node measured nothing on {host}", file=sys.stderr)
-        return f"UNKNOWN {host}: nothing measured; drain nothing for it", EXIT_CANNOT_RUN
+        return "UNKNOWN", f"UNKNOWN {host}: nothing measured; drain nothing for it"
     best = max(row.busbw for row in done)
     floor = cfg.check.local_min_busbw
     if floor and best < floor:
-        return f"FAIL {host}: all_reduce over {ranks} reached {best:.3g} GB/s, under check.local_min_busbw {floor:g}", 1
-    return f"OK {host}: all_reduce over {ranks}, busbw {best:.3g} GB/s, {took:.1f} s", 0
+        return (
+            "FAIL",
+            f"FAIL {host}: all_reduce over {ranks} reached {best:.3g} GB/s, under check.local_min_busbw {floor:g}",
+        )
+    return "OK", f"OK {host}: all_reduce over {ranks}, busbw {best:.3g} GB/s, {took:.1f} s"

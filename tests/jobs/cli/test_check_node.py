@@ -1,9 +1,11 @@
 """`collbench check --node` on this machine: a rank that fails and a rank that hangs each end the check
 within its budget (check.local_budget_s) with exit 1 and one line naming the rank and what happened (a
-drain reason)."""
+drain reason); its run directory is a scratch one, removed when it ends, unless check.node_keep_run keeps it.
+How it is recorded in the history: tests/jobs/history/test_node_check.py."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.rundir.layout import RunDir
 from tests.conftest import collbench, startup_s
 
 pytestmark = pytest.mark.integration
@@ -22,6 +25,11 @@ BUDGET_S = 30.0
 machine two ranks importing torch have taken over 10 s, and the check then rightly says the ranks did not
 finish instead of naming the failed or hung one. A hung rank is named by its peer after 0.3 of the budget
 (check_node_command.COLLECTIVE_SHARE), so 30 s leaves about 20 s for the ranks to start."""
+
+
+def _scratch_in(workdir: Path) -> dict[str, str]:
+    """The environment that puts the check's scratch directory (under the system's temp dir) in workdir."""
+    return {**os.environ, "TMPDIR": str(workdir)}
 
 
 @pytest.mark.parametrize(
@@ -38,12 +46,13 @@ def test_a_failed_or_hung_rank_fails_the_node_in_one_line_within_the_budget(
     started = time.monotonic()
     result = collbench(
         "check", "--node", "check.local_sizes=[64K]", f"check.local_budget_s={BUDGET_S:g}", f"output_dir={workdir}",
-        fault, cwd=workdir,
+        fault, cwd=workdir, env=_scratch_in(workdir),
     )  # fmt: skip
     took = time.monotonic() - started
     print(f"check --node, {fault}: {took:.1f} s, of which starting the interpreter about {startup:.1f} s")
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.fullmatch(rf"FAIL \S+: {said}[^\n]*\n", result.stdout), result.stdout
+    assert list(workdir.iterdir()) == [], "a failed check leaves no run directory either"
     # the product's promise: from its start (after the interpreter's) to its line within the budget (the
     # ranks are stopped END_WAIT_S before it ends); the interpreter's start is measured, not guessed
     assert took < BUDGET_S + startup, f"{took:.1f} s over the {BUDGET_S:g} s budget + {startup:.1f} s to start"
@@ -64,12 +73,28 @@ def test_a_check_started_with_sigint_ignored_still_stops_its_hung_rank(workdir: 
     result = subprocess.run(
         [sys.executable, "-m", "jobs.cli", "check", "--node", "check.local_sizes=[64K]",
          f"check.local_budget_s={BUDGET_S:g}", f"output_dir={workdir}", "faults.hang_rank=1"],
-        cwd=workdir, capture_output=True, text=True, timeout=300, check=False,
+        cwd=workdir, env=_scratch_in(workdir), capture_output=True, text=True, timeout=300, check=False,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )  # fmt: skip
     took = time.monotonic() - started
+    # the ranks' command lines name their run directory, a scratch one in workdir (TMPDIR)
     left = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True, check=False).stdout.split()
     subprocess.run(["pkill", "-KILL", "-f", str(workdir)], check=False)  # a failed check leaves none behind either
     assert result.returncode == 1 and re.fullmatch(r"FAIL \S+: rank 1 on \S+ hung[^\n]*\n", result.stdout), result
     assert took < BUDGET_S + startup, f"{took:.1f} s over the {BUDGET_S:g} s budget + {startup:.1f} s to start"
     assert left == [], f"processes of the check still running: {left}"
+
+
+def test_a_kept_run_stays_under_output_dir_and_the_line_says_where(workdir: Path) -> None:
+    runs = workdir / "runs"
+    result = collbench(
+        "check", "--node", "check.local_sizes=[64K]", f"check.local_budget_s={BUDGET_S:g}", f"output_dir={runs}",
+        "check.node_keep_run=true", cwd=workdir, env=_scratch_in(workdir),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    kept = re.fullmatch(
+        r"OK \S+: all_reduce over 2 local rank\(s\), busbw \S+ GB/s, \S+ s; run kept in (\S+)\n", result.stdout
+    )
+    assert kept, result.stdout
+    assert [Path(kept.group(1))] == list(runs.iterdir()) and RunDir(Path(kept.group(1))).meta_file.is_file()
+    assert sorted(workdir.iterdir()) == [runs], "no scratch directory either"
