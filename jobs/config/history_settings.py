@@ -12,6 +12,10 @@ class HistorySettings:
     (~/.local/share/collbench/history.sqlite); sqlite:///PATH for another file; or
     postgresql://USER@HOST:PORT/DB for a team's server. Never a password in it: libpq takes it from
     PGPASSWORD or ~/.pgpass."""
+    create_dir: bool = False
+    """Create the directory of an sqlite:///PATH history when it does not exist; false: a missing directory is
+    bad input (a mistyped path would otherwise start an empty history). The default file's directory is
+    always created."""
     record: bool = True
     """Record the run in the history when it ends (by the wait or local run that sees it end)."""
     cluster: str = ""

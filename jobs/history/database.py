@@ -1,9 +1,12 @@
-"""Opening the history: the URL checked, the engine made for its dialect, the schema migrated to this
-collbench's head (Alembic, in the same transaction), or refused with one line."""
+"""Opening the history: the URL checked, an SQLite file's place checked (its directory must exist, unless it
+is collbench's own default or the caller may create it; a reader never creates a history), the engine made
+for its dialect, the schema migrated to this collbench's head (Alembic, in the same transaction), or
+refused with one line."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,10 @@ class HistoryUnavailable(HistoryError):
     """The database did not answer, or refused us."""
 
 
+class NoSuchHistory(HistoryError):
+    """A reader was pointed at an SQLite file that is not there: nothing was ever recorded at that path."""
+
+
 def default_sqlite() -> Path:
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "collbench" / "history.sqlite"
@@ -76,12 +83,46 @@ def parse_url(history_url: str) -> URL:
 
 
 def describe(url: URL) -> str:
-    return url.render_as_string(hide_password=True)
+    """The URL as a user writes it (sqlite:///PATH, postgresql://USER@HOST/DB: no driver, no password)."""
+    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file an SQLite URL names, as SQLite opens it (relative to the working directory unless absolute);
+    None for a server."""
+    return Path(url.database or "") if url.get_backend_name() == "sqlite" else None
+
+
+def check_place(url: URL, *, create_dir: bool = False, must_exist: bool = False) -> None:
+    """Refuse (HistoryError, one line naming the path) an SQLite history that cannot be where it is said to
+    be: with `must_exist`, a file that is not there; otherwise a directory that does not exist, unless
+    `create_dir` or the file is collbench's own default (whose directory is always made). Creates nothing."""
+    file = sqlite_file(url)
+    if file is None:
+        return
+    where = describe(url)
+    if must_exist:
+        if not file.is_file():
+            raise NoSuchHistory(
+                f"history {where}: no such history (nothing recorded there yet); check --db or history.url"
+            )
+        return
+    folder = file.parent
+    if folder.is_dir() or create_dir or _is_default(file):
+        return
+    what = "is not a directory" if folder.exists() else "does not exist"
+    raise HistoryError(
+        f"history {where}: its directory {str(folder)!r} {what} (a mistyped path?); "
+        "create it, or set history.create_dir=true to have collbench create it"
+    )
+
+
+def _is_default(file: Path) -> bool:
+    return file.absolute() == default_sqlite().absolute()
 
 
 def make_engine(url: URL) -> Engine:
     if url.get_backend_name() == "sqlite":
-        Path(url.database or "").expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_S})
         _serialise_sqlite_writers(engine)
         return engine
@@ -120,10 +161,35 @@ class History:
         self.close()
 
 
-def open_history(history_url: str) -> History:
+def _stderr(line: str) -> None:
+    print(f"collbench: {line}", file=sys.stderr, flush=True)
+
+
+def open_history(
+    history_url: str,
+    *,
+    must_exist: bool = False,
+    create_dir: bool = False,
+    say: Callable[[str], None] = _stderr,
+) -> History:
     """The history at `history_url` (resolve_history_url's; empty: the default SQLite file), its schema
-    upgraded to this collbench's; HistoryError otherwise."""
+    upgraded to this collbench's; HistoryError otherwise. A reader passes `must_exist`: a missing SQLite
+    file is then NoSuchHistory, and nothing is created. Otherwise a new SQLite file is made where its
+    directory exists (or is made: `create_dir`, history.create_dir; always for the default file), and
+    `say` tells so once: "history: new history at PATH"."""
     url = parse_url(history_url)
+    check_place(url, create_dir=create_dir, must_exist=must_exist)
+    file = sqlite_file(url)
+    new = file is not None and not file.exists()
+    if file is not None and new:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    history = _opened(url)
+    if file is not None and new and file.exists():
+        say(f"history: new history at {file.absolute()}")
+    return history
+
+
+def _opened(url: URL) -> History:
     engine = make_engine(url)
     where = describe(url)
     try:
