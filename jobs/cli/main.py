@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     logs.add_argument("--host", help="only ranks on this host")
     logs.add_argument("--level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="this level and above")
     logs.add_argument("--grep", metavar="REGEX", help="only lines matching this regular expression")
-    logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines (with --follow: then the new ones)")
     logs.add_argument("--follow", action="store_true", help="keep printing new lines until the run ends")
     logs.set_defaults(handler=_cmd_logs)
 
@@ -218,11 +218,13 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_logs(args: argparse.Namespace) -> int:
     import re
 
-    from jobs.inspect.logs import LEVELS, LogFilter, follow, parse_rank_spec, print_logs
+    from jobs.inspect.logs import LEVELS, LogFilter, check_ranks_within, follow, parse_rank_spec, print_logs
 
     run = _find(args)
     try:
         ranks = parse_rank_spec(args.rank) if args.rank else None
+        if ranks is not None:
+            check_ranks_within(ranks, run.read_meta().world_size)
         pattern = re.compile(args.grep) if args.grep else None
     except (ValueError, re.error) as error:
         raise ConfigError(f"{error}") from None
@@ -231,7 +233,7 @@ def _cmd_logs(args: argparse.Namespace) -> int:
     keep = LogFilter(ranks=ranks, host=args.host, min_level=LEVELS[args.level] if args.level else 0, pattern=pattern)
     if args.follow:
         launcher = launcher_of(run)
-        follow(run, keep, lambda: launcher.has_ended(run))
+        follow(run, keep, lambda: launcher.has_ended(run), tail=args.tail)
     else:
         print_logs(run, keep, args.tail)
     return EXIT_OK

@@ -73,6 +73,27 @@ def parse_rank_spec(spec: str) -> frozenset[int]:
     return frozenset(ranks)
 
 
+def check_ranks_within(ranks: frozenset[int], world_size: int) -> None:
+    """A ValueError naming the ranks of `ranks` outside a run of `world_size` ranks, and the ranks it has."""
+    outside = sorted(rank for rank in ranks if rank >= world_size)
+    if not outside:
+        return
+    which = f"rank {outside[0]} is" if len(outside) == 1 else f"ranks {_spans(outside)} are"
+    allowed = "none" if world_size < 1 else "0" if world_size == 1 else f"0-{world_size - 1}"
+    raise ValueError(f"--rank: {which} outside the run, whose world size is {world_size}; allowed: {allowed}")
+
+
+def _spans(ranks: list[int]) -> str:
+    """Sorted ranks as the spec that names them: [1, 5, 6, 7] -> '1,5-7'."""
+    spans: list[list[int]] = []
+    for rank in ranks:
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in spans)
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     path: Path
@@ -227,26 +248,20 @@ def print_logs(run: RunDir, keep: LogFilter, tail: int | None, out: TextIO = sys
 
 
 def follow(
-    run: RunDir, keep: LogFilter, finished: Callable[[], bool], poll_s: float = 0.5, out: TextIO = sys.stdout
+    run: RunDir,
+    keep: LogFilter,
+    finished: Callable[[], bool],
+    tail: int | None = None,
+    poll_s: float = 0.5,
+    out: TextIO = sys.stdout,
 ) -> None:
-    """Print new lines as ranks write them until `finished()` says the run is over (then drain once more)."""
-    offsets: dict[Path, int] = {}
-    carried: dict[Path, tuple[str, float, str]] = {}
+    """The lines there already (only their last `tail`, when given), then new lines as ranks write them,
+    until `finished()` says the run is over (then drain once more); each rank's host named as `logs` does."""
+    reader = _Follower(run, keep)
+    lines = reader.new_lines(tail)
     done = False
     while True:
-        batch: list[LogLine] = []
-        for source in sources(run, keep.ranks):
-            with source.path.open("rb") as handle:
-                handle.seek(offsets.get(source.path, 0))
-                chunk = handle.read()
-            complete = chunk[: chunk.rfind(b"\n") + 1]
-            offsets[source.path] = offsets.get(source.path, 0) + len(complete)
-            host, at, level = carried.get(source.path, ("?", 0.0, "INFO"))
-            for line in read_lines(source, io.StringIO(complete.decode("utf-8", "replace")), host, at, level):
-                carried[source.path] = (line.host, line.at, line.level)
-                if keep.accepts(line):
-                    batch.append(line)
-        for line in sorted(batch, key=_order):
+        for line in lines:
             out.write(line.render() + "\n")
         out.flush()
         if done:
@@ -254,3 +269,43 @@ def follow(
         done = finished()
         if not done:
             time.sleep(poll_s)
+        lines = reader.new_lines()
+
+
+class _Follower:
+    """Where `follow` stands in each source: the bytes read, the time, level and host a line without a
+    stamp takes from the lines before it, and each rank's host once its collbench log has said it."""
+
+    def __init__(self, run: RunDir, keep: LogFilter) -> None:
+        self.run = run
+        self.keep = keep
+        self.offsets: dict[Path, int] = {}
+        self.carried: dict[Path, tuple[str, float, str]] = {}
+        self.hosts: dict[int, str] = {}
+
+    def new_lines(self, tail: int | None = None) -> list[LogLine]:
+        """The complete lines written since the last call, filtered, in time order (the last `tail` of them)."""
+        found = sorted(sources(self.run, self.keep.ranks), key=lambda s: s.kind != "log")  # logs name the hosts
+        batch: list[LogLine] = []
+        for source in found:
+            fresh = self._read(source)
+            batch.extend(fresh if tail is None else deque(fresh, maxlen=tail))
+        batch.sort(key=_order)
+        if tail is None:
+            return batch
+        return batch[-tail:] if tail else []
+
+    def _read(self, source: Source) -> Iterator[LogLine]:
+        with source.path.open("rb") as handle:
+            handle.seek(self.offsets.get(source.path, 0))
+            chunk = handle.read()
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offsets[source.path] = self.offsets.get(source.path, 0) + len(complete)
+        host, at, level = self.carried.get(source.path, ("?", 0.0, "INFO"))
+        host = self.hosts.get(source.rank, host)
+        for line in read_lines(source, io.StringIO(complete.decode("utf-8", "replace")), host, at, level):
+            self.carried[source.path] = (line.host, line.at, line.level)
+            if source.kind == "log" and line.host != "?":
+                self.hosts.setdefault(source.rank, line.host)
+            if self.keep.accepts(line):
+                yield line
