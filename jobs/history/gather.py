@@ -4,6 +4,8 @@ final files is assessed in memory, as `report` does."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import time
@@ -14,11 +16,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from collectives.results import SummaryRow
-from jobs.config.fingerprint import config_fingerprint
+from collectives.results import SummaryRow, iter_rank_results
+from jobs.config.fingerprint import config_fingerprint, injected_faults
 from jobs.config.model import Config
+from jobs.history.health import why_excluded
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
-from jobs.inspect.postmortem import CAUSES
+from jobs.inspect.postmortem import CAUSES, RankEnd, rank_spans
 from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.isolate.naming import switches_name
 from jobs.rundir.attempts import read_attempts
@@ -26,7 +29,7 @@ from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchVerdict
 from jobs.rundir.records.rank import RankState, RankStatus
-from jobs.rundir.records.run import RunMeta, Task
+from jobs.rundir.records.run import LauncherName, RunMeta, Task
 from jobs.rundir.records.summary import SUMMARY, Summary
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 
@@ -61,10 +64,11 @@ def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], Ru
     env = rank0_env(run)
     attempts = read_attempts(run)
     record = RunRecord(run=_identity(run, meta, cfg, summary, statuses, env, sweep_id, len(attempts)))
+    wrong = {} if meta.launcher is LauncherName.IMPORTED else wrong_by_rank(run, summary.rows)
     record.children = {
         "problems": [{"seq": i, "line": line} for i, line in enumerate(summary.problems)],
         "results": [_result(row) for row in summary.rows],
-        "hosts": _hosts(statuses, summary, outcome),
+        "hosts": _hosts(statuses, summary, outcome, wrong),
         "fabric": _fabric(summary.fabric or {}, {s.host for s in statuses.values()}),
         "attempts": [
             {"number": a.number, "nodes": a.nodes, "started": a.started, "previous_ended": a.previous_ended}
@@ -73,6 +77,9 @@ def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], Ru
     }
     if meta.task == Task.ISOLATE:
         record.children.update(_isolate(run, outcome_of))
+    record.run["digest"] = results_digest(record.run, summary.rows) if statuses else ""
+    faults = injected_faults(cfg.faults)
+    record.run["excluded"] = why_excluded(faults, summary.passed, summary.problems, record.children)
     return record
 
 
@@ -122,15 +129,39 @@ def _identity(
         "nodes": meta.nodes,
         "hostlist": collect_hostlist(hosts) if hosts else "",
         "world_size": meta.world_size,
-        "backend": cfg.backend,
-        "device": cfg.device,
+        **_platform(meta, cfg, env),
         "collbench_version": _version(),
-        "torch_version": str(env.get("torch", "")),
-        "nccl_version": str(env.get("nccl", "")),
-        "cuda_version": str(env.get("cuda", "")),
         "outcome": "passed" if summary.passed else "failed",
         "recorded": time.time(),
     }
+
+
+def _platform(meta: RunMeta, cfg: Config, env: dict[str, Any]) -> Row:
+    """backend, device and the torch, NCCL and CUDA versions: for an imported run what its files say
+    (`imported_as`, "unknown" where they do not say), else the config's and rank 0's environment's."""
+    if meta.imported_as is not None:
+        said = meta.imported_as
+        return {
+            "backend": said.backend, "device": said.device, "torch_version": said.torch_version,
+            "nccl_version": said.nccl_version, "cuda_version": said.cuda_version,
+        }  # fmt: skip
+    return {
+        "backend": cfg.backend, "device": cfg.device, "torch_version": str(env.get("torch", "")),
+        "nccl_version": str(env.get("nccl", "")), "cuda_version": str(env.get("cuda", "")),
+    }  # fmt: skip
+
+
+DIGESTED = ("hostlist", "started", "world_size", "nodes", "config")
+"""The run's columns its digest covers, with its results' rows."""
+DIGESTED_ROW = ("op", "size", "dtype", "redop", "root", "in_place", "group", "time_us", "busbw", "wrong")
+
+
+def results_digest(identity: Row, rows: list[SummaryRow]) -> str:
+    """The sha256 of what the run measured: where and when (its hosts, start, world size, node count, config
+    fingerprint) and its rows' figures. The same results recorded twice (one nccl-tests file imported twice,
+    a run directory copied) have one digest; reading the run again gives the same one."""
+    plain = [[identity[key] for key in DIGESTED], [[getattr(row, key) for key in DIGESTED_ROW] for row in rows]]
+    return hashlib.sha256(json.dumps(plain).encode()).hexdigest()
 
 
 def started_of(run: RunDir, statuses: dict[int, RankStatus]) -> float:
@@ -175,30 +206,70 @@ def _result(row: SummaryRow) -> Row:
     }  # fmt: skip
 
 
-def _hosts(statuses: dict[int, RankStatus], summary: Summary, outcome: RunOutcome) -> list[Row]:
+def _hosts(statuses: dict[int, RankStatus], summary: Summary, outcome: RunOutcome, wrong: dict[int, int]) -> list[Row]:
     """Each host's ranks, those that failed or stopped (facts), and the run's verdict on it: its ranks the
-    verdict blames for a failure, and the report's line when it is slow at its own work."""
+    verdict blames for a failure and the cause in words, the report's line when it is slow at its own work, and
+    the wrong elements on its ranks (`wrong`: rank -> its wrong elements)."""
     ranks = Counter(s.host for s in statuses.values())
     failed = Counter(s.host for s in statuses.values() if s.state in (RankState.FAILED, RankState.STOPPED))
-    blamed = _blamed(outcome) if not summary.passed else Counter()
+    blamed = _blamed(outcome) if not summary.passed else {}
     slow = _slow_hosts(outcome)
+    host_of = {rank: status.host for rank, status in statuses.items()}
+    wrong_ranks = {host: sorted(r for r in wrong if host_of.get(r) == host) for host in ranks}
     return [
         {
             "host": host,
             "ranks": n,
             "failed_ranks": failed[host],
-            "blamed_ranks": blamed[host],
+            "blamed_ranks": len(blamed.get(host, [])),
+            "cause": cause_words(blamed.get(host, [])),
             "slow": slow.get(host, ""),
+            "wrong": sum(wrong[r] for r in wrong_ranks[host]),
+            "wrong_ranks": ",".join(map(str, wrong_ranks[host])),
         }
         for host, n in sorted(ranks.items())
     ]
 
 
-def _blamed(outcome: RunOutcome) -> Counter[str]:
-    """Ranks per host that the verdict names as the cause (postmortem's CAUSES): not those srun's clean-up
-    stopped after another rank failed, nor those that only noticed a lost peer."""
+def _blamed(outcome: RunOutcome) -> dict[str, list[RankEnd]]:
+    """Host -> the ends of its ranks that the verdict names as the cause (postmortem's CAUSES): not those srun's
+    clean-up stopped after another rank failed, nor those that only noticed a lost peer."""
     ends = outcome.postmortem.ends.values() if outcome.postmortem else ()
-    return Counter(end.host for end in ends if end.kind in CAUSES)
+    blamed: dict[str, list[RankEnd]] = {}
+    for end in ends:
+        if end.kind in CAUSES:
+            blamed.setdefault(end.host, []).append(end)
+    return blamed
+
+
+CAUSE_VERBS = {"own": "failed", "setup": "failed in set-up", "dead": "died", "lost": "lost", "hung": "hung"}
+"""A blamed rank's end (postmortem's CAUSES) as a verb."""
+
+
+def cause_words(ends: list[RankEnd]) -> str:
+    """'rank 1 died: its process 4242 is gone, with nothing recorded': the postmortem's words for the blamed ranks
+    of one host, ranks that ended alike together; '' for none."""
+    alike: dict[tuple[str, str], list[int]] = {}
+    for end in sorted(ends, key=lambda e: e.rank):
+        alike.setdefault((CAUSE_VERBS.get(end.kind, end.state), end.how), []).append(end.rank)
+    return "; ".join(
+        f"{'rank' if len(ranks) == 1 else 'rank(s)'} {rank_spans(ranks)} {verb}: {how}"
+        for (verb, how), ranks in alike.items()
+    )
+
+
+def wrong_by_rank(run: RunDir, rows: list[SummaryRow]) -> dict[int, int]:
+    """Rank -> the wrong elements in its output over the run's measurements, each measurement once as the summary
+    counts it: read from the results of the ranks the summary's rows name (none in a healthy run)."""
+    named = sorted({rank for row in rows for rank in row.wrong_ranks})
+    files = [run.rank_results(rank) for rank in named if run.rank_results(rank).is_file()]
+    wrong: Counter[int] = Counter()
+    seen: set[tuple[int, Any]] = set()
+    for result in iter_rank_results(files, keep_times=False, on_damage=lambda _: None):
+        if result.wrong > 0 and (result.rank, result.key) not in seen:
+            seen.add((result.rank, result.key))
+            wrong[result.rank] += result.wrong
+    return dict(wrong)
 
 
 def _slow_hosts(outcome: RunOutcome) -> dict[str, str]:

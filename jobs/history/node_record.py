@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Select, func, or_, select
 
 from jobs.history import schema
 from jobs.history.database import History
@@ -17,8 +17,8 @@ from slurm.hostlist import BadHostlist, expand_hostlist
 @dataclass(frozen=True, slots=True)
 class NodeEvent:
     """One verdict that named a host: its run, what kind (isolate node, isolate rail, isolate link, behind
-    switch link, fabric, failure, slow host), the verdict's words, and the rail it is of (None: the node over
-    all its rails, or a verdict with no rail)."""
+    switch link, fabric, failure, slow host, wrong elements), the verdict's words, and the rail it is of (None:
+    the node over all its rails, or a verdict with no rail)."""
 
     run_id: str
     started: float
@@ -32,10 +32,11 @@ class NodeEvent:
 
 def node_record(history: History, host: str) -> list[NodeEvent]:
     """Every verdict that named `host`, oldest first: isolate (bad node, bad rail, bad link, behind a slow
-    switch link), fabric, ranks blamed for a failure, slow at its own work: what the run's own verdict said,
-    nothing it held is no evidence."""
+    switch link), fabric, ranks blamed for a failure with its cause, slow at its own work, wrong elements on its
+    ranks: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_rails(history, host) + _isolate_links(history, host)
     events += _behind_switches(history, host) + _fabric(history, host) + _failures(history, host) + _slow(history, host)
+    events += _wrong(history, host)
     return sorted(events, key=lambda e: (e.started, e.run_id, e.what, -1 if e.rail is None else e.rail))
 
 
@@ -140,11 +141,42 @@ def _fabric(history: History, host: str) -> list[NodeEvent]:
 
 
 def _failures(history: History, host: str) -> list[NodeEvent]:
-    """Runs whose verdict blamed ranks of `host`: not those where its ranks were only stopped by srun's
-    clean-up, or noticed a peer lost, after another node's failure."""
+    """Runs whose verdict blamed ranks of `host`, with the cause in words (a failed `check --node` its FAIL
+    line): not those where its ranks were only stopped by srun's clean-up, or noticed a peer lost, after another
+    node's failure. A row recorded before the cause was kept says how many of its ranks the verdict blamed."""
     t = schema.hosts.c
-    query = _with_run(t.blamed_ranks, t.ranks).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
-    return _rows(history, query, "failure", "{blamed_ranks} of its {ranks} rank(s) named the cause of the failure")
+    query = _with_run(t.blamed_ranks, t.ranks, t.cause).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
+    with history.engine.connect() as connection:
+        found = connection.execute(query).mappings().all()
+    return [
+        NodeEvent(
+            r["run_id"],
+            r["started"],
+            "failure",
+            r["cause"] or f"{r['blamed_ranks']} of its {r['ranks']} rank(s) named the cause of the failure",
+        )
+        for r in found
+    ]
+
+
+def _wrong(history: History, host: str) -> list[NodeEvent]:
+    """Runs with wrong elements in the output of `host`'s ranks: '38 wrong element(s) on rank(s) 1 in all_reduce
+    at 3 size(s), 1024 B to 4096 B' (the ops and sizes are the run's rows with wrong elements)."""
+    t, r = schema.hosts.c, schema.results.c
+    query = _with_run(t.wrong, t.wrong_ranks, r.op, func.min(r.size), func.max(r.size), func.count(r.size.distinct()))
+    query = query.join(schema.hosts).join(schema.results, r.run == t.run)
+    query = query.where(t.host == host, t.wrong > 0, r.wrong > 0)
+    query = query.group_by(schema.runs.c.run_id, schema.runs.c.started, t.wrong, t.wrong_ranks, r.op)
+    with history.engine.connect() as connection:
+        found = connection.execute(query).all()
+    rows: dict[tuple[str, float, int, str], list[str]] = {}
+    for run_id, started, wrong, ranks, op, smallest, largest, sizes in sorted(found, key=lambda f: (f[0], f[4])):
+        where = f"{smallest} B" if sizes == 1 else f"{sizes} size(s), {smallest} B to {largest} B"
+        rows.setdefault((run_id, started, wrong, ranks), []).append(f"{op} at {where}")
+    return [
+        NodeEvent(run_id, started, "wrong elements", f"{wrong} wrong element(s) on rank(s) {ranks} in {'; '.join(ops)}")
+        for (run_id, started, wrong, ranks), ops in rows.items()
+    ]
 
 
 def _slow(history: History, host: str) -> list[NodeEvent]:

@@ -146,7 +146,7 @@ def assess(
     )
     damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
     outcome.problems = postmortem.problems + on_file.unreadable + _damage_problems(damage)
-    outcome.problems += _row_problems(rows, cfg.world_size)
+    outcome.problems += _row_problems(rows, cfg.world_size, None if imported else statuses)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
     outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
     outcome.analysis = analyser.finish(run, _scope(run, outcome)) if analyser else None
@@ -175,14 +175,15 @@ def _damage_problems(damaged: list[DamagedLine]) -> list[str]:
     ]
 
 
-def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
+def _row_problems(rows: list[SummaryRow], world_size: int, statuses: dict[int, RankStatus] | None) -> list[str]:
+    """`statuses`: where each rank ran, to name the hosts of wrong elements; None for an imported run, whose
+    #wrong nccl-tests counted over every rank without saying whose."""
     problems = []
     for row in rows:
         placement = placement_name(row.in_place)
         if row.wrong > 0:
             problems.append(
-                f"{_where(row)}{row.op} size {row.size} {placement}: #wrong {row.wrong} on rank(s) "
-                f"{', '.join(map(str, row.wrong_ranks))}"
+                f"{_where(row)}{row.op} size {row.size} {placement}: #wrong {row.wrong}{_whose(row, statuses)}"
             )
         expected = len(row.members) if row.members else world_size
         if row.ranks_reporting != expected or row.missing_ranks:
@@ -197,6 +198,17 @@ def _row_problems(rows: list[SummaryRow], world_size: int) -> list[str]:
                 "reported it more than once (only the first counts)"
             )
     return problems
+
+
+def _whose(row: SummaryRow, statuses: dict[int, RankStatus] | None) -> str:
+    """' on rank(s) 1 (n1)', ' on rank(s) 1, 3 (n1); 4 (n2)': the ranks with wrong elements, by host."""
+    if statuses is None:
+        return " (nccl-tests' count over every rank: it does not say whose)"
+    by_host: dict[str, list[int]] = {}
+    for rank in row.wrong_ranks:
+        status = statuses.get(rank)
+        by_host.setdefault(status.host if status else "?", []).append(rank)
+    return " on rank(s) " + "; ".join(f"{', '.join(map(str, ranks))} ({host})" for host, ranks in by_host.items())
 
 
 def _where(row: SummaryRow) -> str:

@@ -14,13 +14,19 @@ from sqlalchemy import func, select, update
 from jobs.config.model import Config, load_config
 from jobs.history import schema
 from jobs.history.database import History, open_history, resolve_history_url
+from jobs.history.gather import gather, rank0_env
 from jobs.history.hook import record_ended_run
 from jobs.history.ingest import ingest, record_run
 from jobs.history.node_record import node_record
 from jobs.history.queries import Filters, baseline, list_runs, trend
+from jobs.imports.read import read_outputs
+from jobs.launchers.imported import import_run
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.attempts import Attempt, Attempts
+from jobs.rundir.records.config import load_run_config
 from tests.jobs.rundir import synthetic
+
+IMPORTS = Path(__file__).parents[1] / "imports" / "logs"
 
 
 def _count(history: History, table: str) -> int:
@@ -123,5 +129,29 @@ def test_one_resolver_names_the_history(tmp_path: Path, monkeypatch: pytest.Monk
     default = f"sqlite:///{tmp_path / 'collbench' / 'history.sqlite'}"
     assert resolve_history_url(None, load_config(None, [])) == resolve_history_url("") == default
     with open_history("") as history:  # closed at the block's end
-        assert history.where == f"sqlite+pysqlite:///{tmp_path / 'collbench' / 'history.sqlite'}"
+        assert history.where.startswith("sqlite") and history.where.endswith(f":///{default[len('sqlite:///') :]}")
         assert list_runs(history, Filters()) == []
+
+
+def test_an_imported_run_is_labelled_from_what_its_files_say_and_unknown_stays_unknown(tmp_path: Path) -> None:
+    source = IMPORTS / "v3-all_gather.json"
+    run = import_run(read_outputs([source]), str(tmp_path), [str(source)]).run
+    said = run.read_meta().imported_as
+    assert said is not None
+    platform = ("backend", "device", "nccl_version", "cuda_version", "torch_version")
+    recorded = gather(run).run
+    assert [recorded[key] for key in platform] == [getattr(said, key) for key in platform]
+    assert recorded["nccl_version"] == "2.27.3" and recorded["torch_version"] == "unknown"
+    run.update_meta(imported_as=dict.fromkeys(platform, "unknown"))  # files that say nothing
+    recorded = gather(run).run
+    assert [recorded[key] for key in platform] == ["unknown"] * 5, "never the config's nccl on cuda"
+    run.update_meta(imported_as=None)  # imported before run.json said what the files say
+    recorded = gather(run).run
+    cfg, env = load_run_config(run), rank0_env(run)
+    assert (recorded["backend"], recorded["device"]) == (cfg.backend, cfg.device)
+    assert (recorded["torch_version"], recorded["nccl_version"]) == (env["torch"], env["nccl"])
+
+
+def test_a_run_collbench_ran_is_labelled_from_its_config_and_rank_0_s_environment(tmp_path: Path) -> None:
+    recorded = gather(synthetic.sweep_run(tmp_path)).run
+    assert (recorded["backend"], recorded["device"], recorded["torch_version"]) == ("gloo", "cpu", "2.13.0")
