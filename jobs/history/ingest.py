@@ -1,5 +1,7 @@
 """Recording runs: each run once (its run id is unique; a later Slurm attempt replaces the earlier one's
-record), in one transaction, so two writers that end at once both land and a retry adds nothing."""
+record), in one transaction, so two writers that end at once both land and a retry adds nothing. The same
+results under another run id (one nccl-tests file imported twice, a run directory copied: the same digest) are
+not recorded again."""
 
 from __future__ import annotations
 
@@ -28,33 +30,59 @@ RETRIES = 3
 class Ingested:
     recorded: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
+    same: list[str] = field(default_factory=list)
+    """One line each: the directory, its run id and the run already recorded with the same results."""
     skipped: list[str] = field(default_factory=list)
     """One line each: the directory and why it was not recorded."""
 
     def line(self) -> str:
+        same = f", {len(self.same)} the same results as a run already recorded" if self.same else ""
         return (
-            f"recorded {len(self.recorded)} run(s), {len(self.already)} already recorded, {len(self.skipped)} skipped"
+            f"recorded {len(self.recorded)} run(s), {len(self.already)} already recorded{same}, "
+            f"{len(self.skipped)} skipped"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What writing one run's record did."""
+
+    recorded: bool
+    same_as: str = ""
+    """The run id already recorded with the same results (digest), when that is why it was not written."""
 
 
 def record_run(
     history: History, run: RunDir, sweep: Sweep | None = None, outcome_of: Callable[[], RunOutcome] | None = None
 ) -> bool:
-    """Record `run` unless the history holds it already (this attempt or a later one): True if recorded.
-    `outcome_of`: the run's outcome where the caller has it (else the run is read here)."""
+    """Record `run` unless the history holds it already (this attempt or a later one, or its results under
+    another run id): True if recorded. `outcome_of`: the run's outcome where the caller has it (else the run is
+    read here)."""
+    return _record(history, run, sweep, outcome_of).recorded
+
+
+def _record(
+    history: History, run: RunDir, sweep: Sweep | None = None, outcome_of: Callable[[], RunOutcome] | None = None
+) -> Written:
     attempt = max(len(read_attempts(run)) - 1, 0)
     if sweep is None and (run.path.parent / SWEEP_FILE).is_file():  # collbench scale's runs live in their sweep
         sweep = Sweep(run.path.parent)
     recorded = _recorded_attempt(history, run.run_id)
     if recorded is not None and recorded >= attempt:
-        return False
+        return Written(recorded=False)
     record = gather(run, sweep.sweep_id if sweep else None, outcome_of)
-    return write_record(history, record, _sweep_row(sweep) if sweep else None)
+    return write(history, record, _sweep_row(sweep) if sweep else None)
 
 
 def write_record(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> bool:
     """Write a gathered record in one transaction (retried against a concurrent writer): True if written,
-    False when the history holds this run at this attempt or a later one."""
+    False when the history holds this run at this attempt or a later one, or its results under another run id."""
+    return write(history, record, sweep_row).recorded
+
+
+def write(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> Written:
+    """write_record, saying why a record was not written: `same_as` names the run already recorded with the
+    same results."""
     for tries_left in reversed(range(RETRIES)):
         try:
             with history.engine.begin() as connection:
@@ -62,7 +90,7 @@ def write_record(history: History, record: RunRecord, sweep_row: dict[str, Any] 
         except (IntegrityError, OperationalError):
             if not tries_left:
                 raise
-    return False
+    return Written(recorded=False)
 
 
 def _recorded_attempt(history: History, run_id: str) -> int | None:
@@ -71,11 +99,14 @@ def _recorded_attempt(history: History, run_id: str) -> int | None:
     return None if found is None else int(found[0])
 
 
-def _write(connection: Connection, record: RunRecord, sweep_row: dict[str, Any] | None) -> bool:
+def _write(connection: Connection, record: RunRecord, sweep_row: dict[str, Any] | None) -> Written:
     runs = schema.runs
     existing = connection.execute(select(runs.c.id, runs.c.attempt).where(runs.c.run_id == record.run_id)).first()
     if existing is not None and existing.attempt >= record.run["attempt"]:
-        return False
+        return Written(recorded=False)
+    same_as = _same_results(connection, record)
+    if same_as:
+        return Written(recorded=False, same_as=same_as)
     if existing is not None:
         for table in schema.CHILDREN:
             connection.execute(delete(table).where(table.c.run == existing.id))
@@ -89,7 +120,18 @@ def _write(connection: Connection, record: RunRecord, sweep_row: dict[str, Any] 
         rows = record.children.get(table.name, [])
         if rows:
             connection.execute(insert(table), [{**row, "run": key} for row in rows])
-    return True
+    return Written(recorded=True)
+
+
+def _same_results(connection: Connection, record: RunRecord) -> str:
+    """The run id of another run recorded with this record's digest, or ''."""
+    digest = record.run.get("digest", "")
+    if not digest:
+        return ""
+    runs = schema.runs
+    query = select(runs.c.run_id).where(runs.c.digest == digest, runs.c.run_id != record.run_id)
+    found = connection.execute(query.order_by(runs.c.id).limit(1)).first()
+    return "" if found is None else str(found.run_id)
 
 
 def _sweep_row(sweep: Sweep) -> dict[str, Any]:
@@ -112,14 +154,20 @@ def ingest(history: History, paths: Iterable[Path]) -> Ingested:
             continue
         seen.add(run.path)
         try:
-            recorded = record_run(history, run, sweep)
+            written = _record(history, run, sweep)
         except NotEnded:
             done.skipped.append(f"{run.path}: not ended yet")
             continue
         except (RecordError, OSError, ValueError) as error:
             done.skipped.append(f"{run.path}: {error}")
             continue
-        (done.recorded if recorded else done.already).append(run.run_id)
+        if written.same_as:
+            done.same.append(
+                f"{run.path}: run {run.run_id} holds the same results as run {written.same_as}, already recorded: "
+                "not recorded again"
+            )
+        else:
+            (done.recorded if written.recorded else done.already).append(run.run_id)
     return done
 
 
