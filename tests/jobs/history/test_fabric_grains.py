@@ -20,7 +20,7 @@ from sqlalchemy import MetaData, func, insert, inspect, select
 
 from jobs.history import schema
 from jobs.history.database import MIGRATIONS, History, make_engine, open_history, parse_url
-from jobs.history.gather import gather
+from jobs.history.gather import RunRecord, gather
 from jobs.history.ingest import record_run
 from jobs.history.node_record import node_record
 from jobs.history.switch_record import switch_record
@@ -170,7 +170,8 @@ def test_an_isolate_json_of_format_2_is_still_recorded(history_url: str, tmp_pat
     assert event.what == "isolate link" and event.rail is None and event.detail.startswith("isolate: bad link n2-n3, ")
 
 
-def _alembic(history_url: str, revision: str, down: bool = False) -> None:
+def alembic_to(history_url: str, revision: str, down: bool = False) -> None:
+    """The history's schema migrated up (or `down`) to `revision`, as an older collbench left it."""
     engine = make_engine(parse_url(history_url))
     try:
         with engine.begin() as connection:
@@ -182,7 +183,27 @@ def _alembic(history_url: str, revision: str, down: bool = False) -> None:
         engine.dispose()
 
 
-def _columns(history_url: str, table: str) -> list[str]:
+def insert_as_of_old(history_url: str, record: RunRecord) -> None:
+    """Record a gathered run as a collbench of the history's older revision did: its tables and columns only."""
+    engine = make_engine(parse_url(history_url))
+    try:
+        with engine.begin() as connection:
+            tables = MetaData()
+            tables.reflect(connection)
+            runs = tables.tables["runs"]
+            row = {k: v for k, v in record.run.items() if k in runs.c}
+            key = connection.execute(insert(runs).returning(runs.c.id), [row]).scalar_one()
+            for name, rows in record.children.items():
+                if rows and name in tables.tables:
+                    table = tables.tables[name]
+                    kept = [{k: v for k, v in row.items() if k in table.c} | {"run": key} for row in rows]
+                    connection.execute(insert(table), kept)
+    finally:
+        engine.dispose()
+
+
+def columns_of(history_url: str, table: str) -> list[str]:
+    """The table's columns as the database has them; none when it has no such table."""
     engine = make_engine(parse_url(history_url))
     try:
         with engine.connect() as connection:
@@ -196,22 +217,9 @@ def test_migration_0003_upgrades_a_history_holding_rows_and_downgrades_cleanly(
     history_url: str, tmp_path: Path
 ) -> None:
     old = synthetic.isolate_run(tmp_path / "old")  # recorded by a collbench of revision 0002
-    _alembic(history_url, "0002")
-    assert "rail" not in _columns(history_url, "isolate_nodes") and _columns(history_url, "isolate_switches") == []
-    record = gather(old)
-    engine = make_engine(parse_url(history_url))
-    with engine.begin() as connection:
-        tables = MetaData()
-        tables.reflect(connection)
-        runs = tables.tables["runs"]
-        row = {k: v for k, v in record.run.items() if k in runs.c}  # 0002 had none of the later columns
-        key = connection.execute(insert(runs).returning(runs.c.id), [row]).scalar_one()
-        for name, rows in record.children.items():
-            if rows and name in tables.tables:
-                table = tables.tables[name]
-                kept = [{k: v for k, v in row.items() if k in table.c} | {"run": key} for row in rows]
-                connection.execute(insert(table), kept)
-    engine.dispose()
+    alembic_to(history_url, "0002")
+    assert "rail" not in columns_of(history_url, "isolate_nodes") and columns_of(history_url, "isolate_switches") == []
+    insert_as_of_old(history_url, gather(old))
 
     history = open_history(history_url)  # upgrades to head, in place
     with history.engine.connect() as connection:
@@ -225,10 +233,10 @@ def test_migration_0003_upgrades_a_history_holding_rows_and_downgrades_cleanly(
     assert record_run(history, new)
     history.close()
 
-    _alembic(history_url, "0002", down=True)
-    assert _columns(history_url, "isolate_switches") == []
-    assert "rail" not in _columns(history_url, "isolate_nodes") and "nic" not in _columns(history_url, "isolate_nodes")
-    assert "rail" not in _columns(history_url, "isolate_links")
+    alembic_to(history_url, "0002", down=True)
+    assert columns_of(history_url, "isolate_switches") == []
+    assert not {"rail", "nic"} & set(columns_of(history_url, "isolate_nodes"))
+    assert "rail" not in columns_of(history_url, "isolate_links")
     engine = make_engine(parse_url(history_url))
     with engine.connect() as connection:
         tables = MetaData()
