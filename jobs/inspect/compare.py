@@ -7,6 +7,7 @@ match is stated, never silently compared. Two sweeps are compared node count by 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -14,6 +15,27 @@ from collectives.results import SummaryRow, placement_name
 from collectives.sizes import format_size, parse_size
 from collectives.table import busbw_decimals
 from jobs.config.schema import ConfigError
+
+MOST_DECIMALS = 12
+"""Beyond this a float's own noise shows, not a drop."""
+
+
+def decimals_apart(decimals: int, side_by_side: Iterable[tuple[float, float]]) -> int:
+    """`decimals`, or more where a figure and the one it is set against (a pair of `side_by_side`: a
+    regression's busbw and its baseline) differ but would print alike: a drop called a regression is
+    visible in the numbers beside it (0.000123 vs 0.000134, never 0.000 vs 0.000)."""
+    for a, b in side_by_side:
+        while a != b and decimals < MOST_DECIMALS and f"{a:.{decimals}f}" == f"{b:.{decimals}f}":
+            decimals += 1
+    return decimals
+
+
+def figures_apart(a: float, b: float, digits: int = 3) -> tuple[str, str]:
+    """Two figures in words (a regression's line), with `digits` significant digits, or more where they
+    differ but would read alike."""
+    while a != b and digits < MOST_DECIMALS and f"{a:.{digits}g}" == f"{b:.{digits}g}":
+        digits += 1
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
 
 
 def parse_fraction(text: str, what: str) -> float:
@@ -98,18 +120,22 @@ class ComparedRow:
     def placement(self) -> str:
         return placement_name(self.in_place)
 
-    def line(self, decimals: int) -> str:
+    def line(self, decimals: int, ratio_decimals: int = 3) -> str:
         name = f"{self.label}: {self.op}" if self.label else self.op
         return (
             f"{name:>16} {self.size:>12} {self.placement:>12} {self.root:>5} {self.base_busbw:>11.{decimals}f} "
-            f"{self.cand_busbw:>11.{decimals}f} {self.ratio:>7.3f} {self.tolerance:>5.0%} {self.verdict}"
+            f"{self.cand_busbw:>11.{decimals}f} {self.ratio:>7.{ratio_decimals}f} {self.tolerance:>5.0%} "
+            f"{self.verdict}"
         )
 
     def regression(self) -> str:
         prefix = f"{self.label}: " if self.label else ""
+        cand, base = figures_apart(self.cand_busbw, self.base_busbw)
+        drop = 100 * (1 - self.ratio)
         return (
-            f"{prefix}{self.op} {self.size} B {self.placement}: busbw {self.cand_busbw:.3g} GB/s is "
-            f"{1 - self.ratio:.1%} below the baseline's {self.base_busbw:.3g} (tolerance {self.tolerance:.0%})"
+            f"{prefix}{self.op} {self.size} B {self.placement}: busbw {cand} GB/s is "
+            f"{drop:.{decimals_apart(1, [(drop, 0.0)])}f}% below the baseline's {base} "
+            f"(tolerance {self.tolerance:.0%})"
         )
 
 
@@ -136,8 +162,15 @@ class Comparison:
         return 1 if self.regressions or self.incomplete or not self.rows else 0
 
     def lines(self) -> list[str]:
-        decimals = busbw_decimals(v for row in self.rows for v in (row.base_busbw, row.cand_busbw))
-        return [row.line(decimals) for row in self.rows]
+        """The table's rows, every busbw with the same decimals: nccl-tests' two, or more for small figures
+        and wherever a regression's two figures would otherwise print alike (its ratio too)."""
+        judged = [row for row in self.rows if row.verdict in ("REGRESSION", "faster")]
+        decimals = decimals_apart(
+            busbw_decimals(v for row in self.rows for v in (row.base_busbw, row.cand_busbw)),
+            [(row.cand_busbw, row.base_busbw) for row in judged],
+        )
+        ratio_decimals = decimals_apart(3, [(row.ratio, 1.0) for row in judged if row.ratio != float("inf")])
+        return [row.line(decimals, ratio_decimals) for row in self.rows]
 
     def to_plain(self) -> dict[str, Any]:
         return {

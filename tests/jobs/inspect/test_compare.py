@@ -187,3 +187,18 @@ def test_a_results_line_cut_mid_write_is_named_and_its_row_is_incomplete_not_ok(
         "called ok"
     ]
     assert all(r["verdict"] == "ok" for r in verdict["rows"] if r["verdict"] != "INCOMPLETE")
+
+
+def test_a_regression_of_tiny_or_close_figures_reads_as_two_different_numbers() -> None:
+    """Every table that sets figures side by side prints digits enough that a drop named a regression shows."""
+    base = [summary_row("all_reduce", 1024, 0.000134, 8), summary_row("all_reduce", 1 << 20, 100.0004, 8)]
+    cand = [summary_row("all_reduce", 1024, 0.000123, 8), summary_row("all_reduce", 1 << 20, 100.0001, 8)]
+    result = compare_rows(base, cand, Tolerance(default=0.0))
+    assert [row.verdict for row in result.rows] == ["REGRESSION", "REGRESSION"]
+    tiny, close = (line.split() for line in result.lines())
+    assert tiny[4] != tiny[5] and (tiny[4], tiny[5]) == ("0.000134", "0.000123")
+    assert (close[4], close[5], close[6]) == ("100.000400", "100.000100", "0.999997"), "not 100.00 and 1.000"
+    assert result.regressions[0] == (
+        "all_reduce 1024 B out-of-place: busbw 0.000123 GB/s is 8.2% below the baseline's 0.000134 (tolerance 0%)"
+    )
+    assert "busbw 100.0001 GB/s is 0.0003% below the baseline's 100.0004" in result.regressions[1]
