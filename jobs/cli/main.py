@@ -149,11 +149,12 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
 
 def _cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
-    if args.dry_run:
-        print(to_yaml(cfg), end="")
-        return EXIT_OK
     check_tolerance(args)  # bad input is said before the run starts
     launcher = launcher_for(cfg)
+    if args.dry_run:
+        launcher.request(cfg)  # refused here whatever the real start would refuse short of asking Slurm or the history
+        print(to_yaml(cfg), end="")
+        return EXIT_OK
     started = launcher.launch(cfg)
     for line in started.lines:
         print(f"collbench: {line}", file=sys.stderr, flush=True)

@@ -5,10 +5,13 @@ with local) and never imports a launcher.
 One way to start a run, whatever the launcher and whatever the command:
 
 - `request(cfg)`: the request built apart from starting it, typed per launcher (`Request[PayloadT]`: an
-  sbatch request, srun's argv, the local command); a dry run prints its text, with RUN_ID for the run id;
-- `prepare(cfg)`: every check once, before any run directory exists (the output directory, the
-  launcher's own `check_can_start`, the history), then the request those checks were made for, at the
-  run directory it will create (RunDir.new_path);
+  sbatch request, srun's argv, the local command); a dry run prints its text, with RUN_ID for the run id,
+  after `check_offline`: every check the real start makes short of asking Slurm or connecting to the
+  history, so a dry run refuses what the real run would refuse;
+- `prepare(cfg)`: every check once, before any run directory exists (`check_offline`: the output
+  directory, the history's URL and its directory, the launcher's `check_here`; then the launcher's
+  `check_can_start`, which may ask Slurm; then the history opened at its schema), then the request those
+  checks were made for, at the run directory it will create (RunDir.new_path);
 - `start(request)`: that request carried out: its run directory, then its ranks; nothing is left behind if
   starting fails;
 - `launch(cfg)`: `start(prepare(cfg))`, what `run`, `submit`, `isolate`, `check` and `check --node` call
@@ -108,20 +111,39 @@ class Launcher(ABC, Generic[PayloadT]):
         slurm.submission.SlurmUnavailable: exit 3), then the request those checks were made for."""
         from jobs.history.hook import check_history  # SQLAlchemy only where a run starts
 
-        check_output_dir(cfg.output_dir)
+        self.check_offline(cfg)
         self.check_can_start(cfg)
         check_history(cfg)
         return self.request(cfg, RunDir.new_path(cfg.output_dir, self.name))
 
+    def check_offline(self, cfg: Config) -> None:
+        """Every check of `prepare` that asks nobody, made by dry runs too: the output directory can be
+        written or created; the history's URL is one collbench can use (scheme, no password) and an SQLite
+        file's directory exists (or history.create_dir); the launcher's own `check_here`. Creates nothing."""
+        check_output_dir(cfg.output_dir)
+        if cfg.history.record:
+            from jobs.history.hook import check_history_place  # SQLAlchemy only where the history is used
+
+            check_history_place(cfg)
+        self.check_here(cfg)
+
     def request(self, cfg: Config, run_path: Path | None = None) -> Request[PayloadT]:
-        """The request for a new run of `cfg` at `run_path`, built apart from starting it, without checks.
-        A dry run leaves `run_path` out: the run id is only chosen by `prepare`, so the path says RUN_ID."""
+        """The request for a new run of `cfg` at `run_path`, built apart from starting it (`prepare` made
+        the checks). A dry run leaves `run_path` out: its checks are `check_offline`, the ones that ask
+        nobody, and the path says RUN_ID, since the run id is only chosen by `prepare`."""
+        if run_path is None:
+            self.check_offline(cfg)
         return self.build_request(cfg, run_path or Path(cfg.output_dir).expanduser().absolute() / "RUN_ID")
+
+    def check_here(self, cfg: Config) -> None:
+        """This launcher's own refusals that need nothing but this machine (its memory, the allocation's
+        variables): made by dry runs too. None unless a launcher says; those that ask Slurm go in
+        `check_can_start`."""
 
     @abstractmethod
     def check_can_start(self, cfg: Config) -> None:
-        """This launcher's own refusals of what could never run (the output directory and the history are
-        checked by `prepare` for every launcher)."""
+        """This launcher's own refusals of what could never run, Slurm asked where needed (a dry run does
+        not make them; the output directory and the history are checked by `prepare` for every launcher)."""
 
     @abstractmethod
     def build_request(self, cfg: Config, run_path: Path) -> Request[PayloadT]:
