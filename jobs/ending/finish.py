@@ -20,7 +20,8 @@ class Recorder(Protocol):
 def finish_run(run: RunDir, *, job_over: bool = False, record: Recorder | None = None) -> None:
     """The final files (jobs.ending.final_files: written once, or awaited while rank 0 writes them), then
     `record` (the history: here, on the login node, because the compute nodes may not reach the database;
-    a history that cannot be reached costs one line on stderr), then the config's `exports`
+    it says in one line on stderr where it recorded the run, or why it did not, and a history that cannot
+    be reached costs no more than that line), then the config's `exports`
     (jobs.ending.exports: a textfile or Pushgateway that fails costs one line too). The run is read once
     at most, for all three, and not at all when none of them needs it."""
     from jobs.ending.exports import export_ended_run  # prometheus_client only where a run ends
