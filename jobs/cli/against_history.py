@@ -1,11 +1,13 @@
 """--against-history on run, wait, report and compare: a run held against its cluster's own past in the
-results history (jobs.history.held), said on stdout (the table) and stderr (regressions, what it was judged
-against, a history too thin to judge)."""
+results history (jobs.history.held), said on stdout (the table, with the runs its baseline left out) and
+stderr (a run itself left out of every baseline, regressions, what it was judged against, a history too thin
+to judge; the runs left out where no table was printed)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -40,18 +42,44 @@ def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, hist
     held = hold_run(run, outcome, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)", history_url)
     if fmt == "table":
         print("\n".join(held_lines(held)), flush=True)
-    say_held(held)
+    say_held(held, table_shown=fmt == "table")
     return held.judgement.exit_code
 
 
 def held_lines(held: HeldRun) -> list[str]:
+    """The run's table: first whether it is itself left out of every baseline, then its header and rows, then
+    the comparable runs before it that the baseline left out."""
     from jobs.history.against import lines
 
-    return [held.header(), *lines(held.judgement)]
+    own = [f"# {line}" for line in excluded_lines(held)]
+    return [*own, held.header(), *lines(held.judgement), *(f"# {line}" for line in left_out_lines(held))]
 
 
-def say_held(held: HeldRun, prefix: str = "") -> None:
+def excluded_lines(held: HeldRun) -> list[str]:
+    return [f"this run is left out of every baseline: {held.excluded}"] if held.excluded else []
+
+
+def left_out_lines(held: HeldRun) -> list[str]:
+    """The comparable runs before it that its baseline skipped, a line each, the newest first, then how many
+    more; nothing when it skipped none."""
+    skipped = held.left_out
+    if skipped is None or not skipped.total:
+        return []
+    out = [f"left out of the baseline: {skipped.total} comparable run(s) before it that are not healthy"]
+    for run in skipped.runs:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started))
+        out.append(f"  {run.run_id} ({started}): {run.why}")
+    if skipped.total > len(skipped.runs):
+        out.append(f"  and {skipped.total - len(skipped.runs)} more")
+    return out
+
+
+def say_held(held: HeldRun, prefix: str = "", table_shown: bool = True) -> None:
+    """The judgement on stderr: the run's own exclusion first, each regression, what it was judged against,
+    a history too thin; the runs left out too when no table (`table_shown`) named them on stdout."""
     judgement = held.judgement
+    for line in excluded_lines(held):
+        print(f"collbench: history: {prefix}{line}", file=sys.stderr)
     for row in judgement.regressions:
         print(f"collbench: REGRESSION against the history: {prefix}{row.regression()}", file=sys.stderr)
     if judgement.against:
@@ -59,3 +87,6 @@ def say_held(held: HeldRun, prefix: str = "") -> None:
         print(f"collbench: history: {prefix}judged against {len(judgement.against)} run(s): {shown}", file=sys.stderr)
     if judgement.thin_line():
         print(f"collbench: history: {prefix}{judgement.thin_line()}", file=sys.stderr)
+    if not table_shown:
+        for line in left_out_lines(held):
+            print(f"collbench: history: {prefix}{line}", file=sys.stderr)

@@ -1,5 +1,8 @@
-"""`collbench history`: record run directories, list runs, a figure's trend and baseline, a node's record, a
-switch's record.
+"""`collbench history`: record run directories, list runs, a figure's trend and baseline per comparable set, a
+node's record, a switch's record, a run's place, prune, export.
+No silent answers: a filter that matches nothing says so on stderr, naming the filters, and exits 0; an op
+that is not an op is bad input (exit 2); an op, cluster, fingerprint, host or switch the history has never
+seen is named as such with the ones it knows.
 jobs.history (and with it SQLAlchemy) is imported inside the handlers, when the command runs: other
 commands start as fast as before."""
 
@@ -18,7 +21,10 @@ from jobs.config.model import ConfigError, load_config
 
 if TYPE_CHECKING:
     from jobs.history.database import History
-    from jobs.history.queries import Baseline, Filters, TrendPoint
+    from jobs.history.queries import Baseline, Filters, Series
+
+KNOWN_SHOWN = 20
+"""The names the history knows, listed when one it has never seen is asked for: at most this many."""
 
 SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -81,7 +87,8 @@ def _add_filters(view: argparse.ArgumentParser) -> None:
     view.add_argument("--fingerprint", help="the config's fingerprint, or its first digits")
     view.add_argument("--cluster")
     view.add_argument("--nodes", type=int)
-    view.add_argument("--op", required=view.prog.endswith("trend"))
+    view.add_argument("--world-size", type=int, metavar="RANKS", help="runs of this many ranks in all")
+    view.add_argument("--op", required=view.prog.endswith("trend"), help="all_reduce, all_gather, ...")
     view.add_argument("--outcome", choices=("passed", "failed"))
 
 
@@ -119,9 +126,85 @@ def _open(args: argparse.Namespace) -> History:
 
 
 def _filters(args: argparse.Namespace) -> Filters:
+    """The view's filters; an --op that is no collective at all is bad input, before the history is opened."""
     from jobs.history.queries import Filters
 
-    return Filters(args.since, args.fingerprint, args.cluster, args.nodes, args.op, args.outcome)
+    _check_op(args.op)
+    return Filters(
+        args.since, args.fingerprint, args.cluster, args.nodes, args.op, args.outcome, world_size=args.world_size
+    )
+
+
+def _check_op(op: str | None) -> None:
+    from difflib import get_close_matches
+
+    from collectives.layout import LAYOUTS
+
+    if op is None or op in LAYOUTS:
+        return
+    close = get_close_matches(op, LAYOUTS, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ConfigError(f"--op {op!r} is not a collective{hint}; allowed: {', '.join(LAYOUTS)}")
+
+
+FILTER_FLAGS = ("since", "fingerprint", "cluster", "nodes", "world_size", "op", "outcome")
+"""The filters' attributes, in the order their flags are said (--world-size for world_size)."""
+
+
+def _filter_words(args: argparse.Namespace, *more: str) -> str:
+    """The filters given, as typed (--since as the date it stands for)."""
+    words = []
+    for name in FILTER_FLAGS:
+        value, flag = getattr(args, name, None), "--" + name.replace("_", "-")
+        if value is None:
+            continue
+        if name == "since":
+            value = time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
+        words.append(f"{flag} {value}")
+    return " ".join([*words, *more])
+
+
+def _say(line: str) -> None:
+    print(f"collbench: history: {line}", file=sys.stderr)
+
+
+def _never_seen(history: History, names: dict[str, str | None]) -> list[str]:
+    """A line for each name given (kind -> the name, None when not given) that the history has never seen,
+    with the ones it knows; a fingerprint is known by its first digits."""
+    from jobs.history.queries import known_names
+
+    said = []
+    for kind, name in names.items():
+        if not name:
+            continue
+        known = known_names(history, kind)
+        if any(k.startswith(name) if kind == "config" else k == name for k in known):
+            continue
+        said.append(f"the history has never seen {_KINDS[kind]} {name!r}; {_listed(known, kind)}")
+    return said
+
+
+_KINDS = {"op": "the op", "cluster": "a cluster", "config": "a config fingerprint", "host": "a host",
+          "switch": "a switch or switch link"}  # fmt: skip
+
+
+def _listed(known: list[str], kind: str) -> str:
+    if not known:
+        return "it holds none yet"
+    shown = ", ".join(known[:KNOWN_SHOWN])
+    more = f", and {len(known) - KNOWN_SHOWN} more" if len(known) > KNOWN_SHOWN else ""
+    name = {"config": "config fingerprints", "switch": "switches", "op": "ops"}.get(kind, f"{kind}s")
+    return f"the {name} it knows: {shown}{more}"
+
+
+def _say_unmatched(history: History, args: argparse.Namespace, *more: str) -> None:
+    """Nothing matched the view's filters: say which names it has never seen, else that nothing matches."""
+    unknown = _never_seen(history, {"op": args.op, "cluster": args.cluster, "config": args.fingerprint})
+    for line in unknown:
+        _say(line)
+    if not unknown:
+        words = _filter_words(args, *more)
+        _say(f"no run matches {words}" if words else f"no run in {history.where}")
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -141,55 +224,122 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from jobs.history.queries import list_runs
 
+    filters = _filters(args)
     with _open(args) as history:
-        runs = list_runs(history, _filters(args), args.limit)
+        runs = list_runs(history, filters, args.limit)
+        if not runs:
+            _say_unmatched(history, args)
     print_rows([run.to_plain() for run in runs], args.format, "runs")
     return 0
 
 
 def _cmd_trend(args: argparse.Namespace) -> int:
-    from jobs.history.queries import baseline, trend
+    """One series per comparable set the filters let through, each with its own baseline."""
+    from jobs.history.queries import series, trend
 
+    filters = _filters(args)
+    plt = _pyplot() if args.plot else None  # refused before anything is read, as report --plot is
     with _open(args) as history:
-        points = trend(history, args.op, args.size, _filters(args), args.figure)
-    base = baseline(points)
-    rows = [point.to_plain() for point in points]
+        points = trend(history, args.op, args.size, filters, args.figure)
+        if not points:
+            _say_no_trend(history, args)
+    drawn = series(points)
     if args.format == "json":
-        plain = {"median": base.median, "mad": base.mad, "runs": base.runs} if base else None
-        print(json.dumps({"format": "collbench-history", "view": "trend", "baseline": plain, "rows": rows}, indent=1))
+        print(json.dumps(_trend_plain(args, drawn), indent=1))
+    elif args.format == "csv":
+        print(csv_text([point.to_plain() for point in points]), end="")
     else:
-        print_rows(rows, args.format, "trend")
-    if args.format == "table":
-        print(_baseline_line(base, args.figure))
-    if args.plot:
-        _plot(points, base, args, Path(args.plot))
+        print("\n\n".join("\n".join(_series_lines(one, args.figure)) for one in drawn))
+    if plt is not None and drawn:
+        _plot(plt, drawn, args, Path(args.plot))
     return 0
 
 
-def _baseline_line(base: Baseline | None, figure: str) -> str:
+def _say_no_trend(history: History, args: argparse.Namespace) -> None:
+    """No point: an op, cluster or fingerprint never seen, a size the op was never run at, or the filters."""
+    from jobs.history.queries import known_sizes
+
+    if _never_seen(history, {"op": args.op, "cluster": args.cluster, "config": args.fingerprint}):
+        _say_unmatched(history, args)
+        return
+    sizes = known_sizes(history, args.op)
+    if args.size not in sizes:
+        _say(f"the history holds no {args.op} at {args.size} B; its sizes of {args.op}: {_listed_sizes(sizes)}")
+        return
+    _say_unmatched(history, args, f"--size {args.size}")
+
+
+def _listed_sizes(sizes: list[int]) -> str:
+    shown = ", ".join(map(str, sizes[:KNOWN_SHOWN]))
+    return shown + (f", and {len(sizes) - KNOWN_SHOWN} more" if len(sizes) > KNOWN_SHOWN else "")
+
+
+def _trend_plain(args: argparse.Namespace, drawn: list[Series]) -> dict[str, Any]:
+    """The trend as JSON: every row, and each comparable set's rows and baseline; the top-level baseline only
+    where there is one set (a baseline over several would mix what must not be compared)."""
+    plain = [
+        {"key": one.key.to_plain(), "rows": [p.to_plain() for p in one.points], "baseline": _baseline_plain(one)}
+        for one in drawn
+    ]
+    points = sorted((p for one in drawn for p in one.points), key=lambda p: (p.started, p.run_id))
+    rows = [point.to_plain() for point in points]
+    return {
+        "format": "collbench-history", "view": "trend", "op": args.op, "size": args.size, "figure": args.figure,
+        "baseline": plain[0]["baseline"] if len(plain) == 1 else None, "rows": rows, "series": plain,
+    }  # fmt: skip
+
+
+def _baseline_plain(one: Series) -> dict[str, Any] | None:
+    base = one.baseline
+    return {"median": base.median, "mad": base.mad, "runs": base.runs} if base else None
+
+
+SERIES_KEY_COLUMNS = ("cluster", "config", "nodes", "world_size")
+"""A series' own key: said once in its header, not on every row of its table."""
+
+
+def _series_lines(one: Series, figure: str) -> list[str]:
+    """One comparable set: its key, its runs (the figure with enough digits) and its baseline line."""
+    from jobs.cli.history_rows import figure_decimals, table_lines
+
+    decimals = figure_decimals([p.value for p in one.points] + ([one.baseline.median] if one.baseline else []))
+    rows = [{k: v for k, v in p.to_plain().items() if k not in SERIES_KEY_COLUMNS} for p in one.points]
+    header = f"# {one.key.words()}: {len(one.points)} run(s)"
+    return [header, *table_lines(rows, {figure: decimals}), _baseline_line(one.baseline, figure, decimals)]
+
+
+def _baseline_line(base: Baseline | None, figure: str, decimals: int) -> str:
     from jobs.history.against import MIN_BASELINE_RUNS
 
     if base is None:
         return f"# baseline: too little history (fewer than {MIN_BASELINE_RUNS} healthy runs)"
     return (
-        f"# baseline: {figure} median {base.median:.3f}, MAD {base.mad:.3f} over the last {len(base.runs)} healthy runs"
+        f"# baseline: {figure} median {base.median:.{decimals}f}, MAD {base.mad:.{decimals}f} over the last "
+        f"{len(base.runs)} healthy runs"
     )
 
 
-def _plot(points: list[TrendPoint], base: Baseline | None, args: argparse.Namespace, path: Path) -> None:
-    import matplotlib
+def _pyplot() -> Any:
+    from jobs.inspect.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return pyplot()
+
+
+def _plot(plt: Any, drawn: list[Series], args: argparse.Namespace, path: Path) -> None:
+    """One line per comparable set, each with its own baseline band (median ± 3 MAD) over its own span."""
+    from datetime import datetime
 
     figure, axes = plt.subplots(figsize=(9, 4))
-    axes.plot([time.strftime("%m-%d %H:%M", time.localtime(p.started)) for p in points],
-              [p.value for p in points], marker="o")  # fmt: skip
-    if base is not None:
-        axes.axhspan(base.median - 3 * base.mad, base.median + 3 * base.mad, alpha=0.2, label="median ± 3 MAD")
-        axes.axhline(base.median, linestyle="--")
-        axes.legend()
-    axes.set_title(f"{args.op} {args.size} B: {args.figure}")
+    for one in drawn:
+        when = [datetime.fromtimestamp(p.started) for p in one.points]
+        (line,) = axes.plot(when, [p.value for p in one.points], marker="o", label=one.key.words())
+        base = one.baseline
+        if base is not None:
+            low, high = base.median - 3 * base.mad, base.median + 3 * base.mad
+            axes.fill_between([when[0], when[-1]], low, high, alpha=0.2, color=line.get_color())
+            axes.hlines(base.median, when[0], when[-1], linestyles="--", colors=line.get_color())
+    axes.legend(fontsize="small")
+    axes.set_title(f"{args.op} {args.size} B: {args.figure} (bands: median ± 3 MAD)")
     axes.tick_params(axis="x", labelrotation=45)
     figure.tight_layout()
     figure.savefig(path)
@@ -201,6 +351,8 @@ def _cmd_node(args: argparse.Namespace) -> int:
 
     with _open(args) as history:
         events = node_record(history, args.host)
+        unknown = [] if events else _never_seen(history, {"host": args.host})
+    _nothing_named(events, unknown, args, f"no verdict in the history names {args.host}")
     print_rows([event.to_plain() for event in events], args.format, "node")
     if args.format == "table" and not events:
         print(f"# no verdict in the history names {args.host}")
@@ -212,13 +364,25 @@ def _cmd_switch(args: argparse.Namespace) -> int:
 
     with _open(args) as history:
         events = switch_record(history, args.name)
+        unknown = [] if events else _never_seen(history, {"switch": args.name})
+    _nothing_named(events, unknown, args, f"no verdict in the history names a slow link at {args.name}")
     print_rows([event.to_plain() for event in events], args.format, "switch")
     if args.format == "table" and not events:
         print(f"# no verdict in the history names a slow link at {args.name}")
     return 0
 
 
+def _nothing_named(events: list[Any], unknown: list[str], args: argparse.Namespace, nothing: str) -> None:
+    """On stderr: a name the history has never seen, with those it knows; or, where no table says it, that no
+    verdict names it."""
+    for line in unknown:
+        _say(line)
+    if not events and not unknown and args.format != "table":
+        _say(nothing)
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
+    from jobs.cli.against_history import excluded_lines, held_lines, left_out_lines
     from jobs.history.against import MADS
     from jobs.history.held import hold_recorded
     from jobs.inspect.compare import Tolerance
@@ -227,13 +391,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
     held = hold_recorded(
         _history_url(args), args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)"
     )
+    if not held.judgement.rows:
+        _say(f"{held.run_id} has no result rows to place among the runs before it")
     if args.format == "json":
         print(json.dumps({"format": "collbench-history", "view": "show", **held.to_plain()}, indent=1))
     elif args.format == "csv":
         print(csv_text([_show_row(row) for row in held.judgement.rows]), end="")
+        for line in excluded_lines(held) + left_out_lines(held):
+            _say(line)
     else:
-        from jobs.cli.against_history import held_lines
-
         print("\n".join(held_lines(held)))
         if held.judgement.against:
             print(f"# judged against {len(held.judgement.against)} run(s): {', '.join(held.judgement.against)}")
@@ -249,13 +415,17 @@ def _show_row(row: Any) -> Row:
 
 def _cmd_prune(args: argparse.Namespace) -> int:
     from jobs.history.prune import prune
+    from jobs.history.queries import list_runs
 
     if args.before is None and args.keep_last is None:
         raise ConfigError("history prune: say which runs go: --before DATE_OR_AGE, --keep-last N, or both")
     if args.keep_last is not None and args.keep_last < 0:
         raise ConfigError(f"history prune: --keep-last {args.keep_last}: allowed: 0 or more")
+    filters = _filters(args)
     with _open(args) as history:
-        done = prune(history, _filters(args), args.before, args.keep_last, args.dry_run)
+        done = prune(history, filters, args.before, args.keep_last, args.dry_run)
+        if not done.runs and not list_runs(history, filters, 1):
+            _say_unmatched(history, args)
     if args.format == "json":
         plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
         print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
@@ -271,8 +441,11 @@ def _cmd_prune(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from jobs.history.export import export_runs, to_csv, to_json
 
+    filters = _filters(args)
     with _open(args) as history:
-        runs = export_runs(history, _filters(args))
+        runs = export_runs(history, filters)
+        if not runs:
+            _say_unmatched(history, args)
     text = to_json(runs) if args.format == "json" else to_csv(runs)
     if args.output is None:
         print(text, end="")

@@ -1,6 +1,6 @@
 """A run held against its own cluster's past: for each (op, size) of the run, its busbw against the
-baseline of the runs before it with the same config fingerprint and node count (the median of the last K
-healthy ones, with its median absolute deviation). Plain data and one pure function: the queries that
+baseline of the runs before it with the same config fingerprint, node count and world size (the median of
+the last K healthy ones, with its median absolute deviation). Plain data and one pure function: the queries that
 fetch the past live in queries.py, the printing in the CLI.
 
 A drop is a regression when it is beyond the larger of the tolerance (a fraction of the median) and
@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import median
 from typing import Any, Literal
+
+from collectives.table import busbw_decimals
+from jobs.inspect.compare import decimals_apart, figures_apart
 
 BASELINE_RUNS = 20
 """K: a baseline is the median of the last K healthy runs."""
@@ -62,11 +65,17 @@ class RowVerdict:
             return None
         return 1 - self.busbw / self.median
 
+    def drop_words(self) -> str:
+        """The drop as a percentage, with a decimal, or more where one would read 0.0% of a real drop."""
+        drop = 100 * (self.drop or 0)
+        return f"{drop:.{decimals_apart(1, [(drop, 0.0)])}f}%"
+
     def regression(self) -> str:
         assert self.median is not None and self.mad is not None and self.allowed is not None
+        busbw, median = figures_apart(self.busbw, self.median, 4)
         return (
-            f"{self.op} {self.size} B: busbw {self.busbw:.4g} GB/s is {self.drop or 0:.1%} below the median "
-            f"{self.median:.4g} GB/s of the last {self.runs} healthy runs (MAD {self.mad:.3g}; a drop of more "
+            f"{self.op} {self.size} B: busbw {busbw} GB/s is {self.drop_words()} below the median "
+            f"{median} GB/s of the last {self.runs} healthy runs (MAD {self.mad:.3g}; a drop of more "
             f"than {self.allowed:.3g} GB/s is a regression)"
         )
 
@@ -102,8 +111,8 @@ class Judgement:
         most = max(row.runs for row in self.thin)
         what = "any row" if len(self.thin) == len(self.rows) else f"{len(self.thin)} of {len(self.rows)} row(s)"
         return (
-            f"too little history to judge {what}: at most {most} healthy run(s) before it with the same config "
-            f"fingerprint and node count, at least {MIN_BASELINE_RUNS} needed; not judged"
+            f"too little history to judge {what}: at most {most} healthy run(s) before it with the same cluster, "
+            f"config fingerprint, node count and world size, at least {MIN_BASELINE_RUNS} needed; not judged"
         )
 
     def to_plain(self) -> dict[str, Any]:
@@ -159,16 +168,23 @@ HEADER = (
 
 
 def lines(judgement: Judgement) -> list[str]:
-    """The rows as a table, nccl-tests' way: one line per (op, size)."""
+    """The rows as a table, nccl-tests' way: one line per (op, size). The figures share their decimals: three,
+    or more for small figures and wherever a judged row's busbw and median would otherwise print alike."""
+    judged = [row for row in judgement.rows if row.median is not None]
+    decimals = decimals_apart(
+        max(3, busbw_decimals(v for row in judgement.rows for v in (row.busbw, row.median) if v is not None)),
+        [(row.busbw, row.median) for row in judged if row.median is not None and row.verdict != "ok"],
+    )
     out = [HEADER]
     for row in judgement.rows:
+        busbw = f"{row.busbw:>10.{decimals}f}"
         if row.median is None or row.mad is None:
-            out.append(f"{row.op:>16} {row.size:>12} {row.busbw:>10.3f} {'-':>10} {'-':>8} {row.runs:>5} "
+            out.append(f"{row.op:>16} {row.size:>12} {busbw} {'-':>10} {'-':>8} {row.runs:>5} "
                        f"{'-':>5} {'-':>6} {'-':>7} {row.verdict}")  # fmt: skip
             continue
         out.append(
-            f"{row.op:>16} {row.size:>12} {row.busbw:>10.3f} {row.median:>10.3f} {row.mad:>8.3f} {row.runs:>5} "
-            f"{row.rank:>5} {row.percentile:>5.0f}% {row.drop or 0:>7.1%} {row.verdict}"
+            f"{row.op:>16} {row.size:>12} {busbw} {row.median:>10.{decimals}f} {row.mad:>8.{decimals}f} "
+            f"{row.runs:>5} {row.rank:>5} {row.percentile:>5.0f}% {row.drop_words():>7} {row.verdict}"
         )
     return out
 

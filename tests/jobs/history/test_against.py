@@ -53,3 +53,24 @@ def test_the_run_figure_is_its_best_over_placements_leaving_isolate_groups_out()
         SimpleNamespace(op="all_reduce", requested_size=8, busbw=9.0, group="n[1-2]"),
     ]
     assert best_figures(rows) == {("all_reduce", 8): 2.0}
+
+
+def test_a_regression_of_tiny_figures_reads_as_two_different_numbers() -> None:
+    """busbw 0.000123 GB/s against a median of 0.000134: 8.2% below, and never '0.000 vs 0.000'."""
+    judged = judge({KEY: 0.000123}, _past(0.000134, 0.000135, 0.000133, 0.000134), lambda size: 0.05)
+    (row,) = judged.rows
+    assert row.verdict == "REGRESSION"
+    cells = lines(judged)[1].split()
+    assert (cells[2], cells[3], cells[-2]) == ("0.000123", "0.000134", "8.2%")
+    assert "busbw 0.000123 GB/s is 8.2% below the median 0.000134 GB/s" in row.regression()
+
+
+def test_a_regression_of_figures_alike_to_three_decimals_shows_where_they_differ() -> None:
+    """With no tolerance and a steady past any drop is a regression: the table and the line show it."""
+    judged = judge({KEY: 100.0001}, _past(100.0004, 100.0004, 100.0004), lambda size: 0.0)
+    (row,) = judged.rows
+    assert row.verdict == "REGRESSION"
+    cells = lines(judged)[1].split()
+    assert (cells[2], cells[3]) == ("100.0001", "100.0004"), "not 100.000 and 100.000"
+    assert cells[-2] == "0.0003%", "the drop is not 0.0%"
+    assert "busbw 100.0001 GB/s is 0.0003% below the median 100.0004 GB/s" in row.regression()

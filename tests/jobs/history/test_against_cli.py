@@ -88,10 +88,10 @@ def test_too_little_history_is_one_line_and_does_not_fail(
     slow = synthetic.sweep_run(tmp_path / "new", slower=3.0)
     code, _, err = _run(capsys, "report", str(slow.path), "--against-history", "--db", history_url)
     assert code == 0, err
-    (said,) = [line for line in err.splitlines() if "history" in line]
+    (said,) = [line for line in err.splitlines() if "history" in line and "new history at" not in line]
     assert said == (
         "collbench: history: too little history to judge any row: at most 2 healthy run(s) before it with the same "
-        "config fingerprint and node count, at least 3 needed; not judged"
+        "cluster, config fingerprint, node count and world size, at least 3 needed; not judged"
     )
     assert _run(capsys, "report", str(slow.path), "--against-history", "--tolerance", "lots")[0] == 2
 
