@@ -248,7 +248,7 @@ def _cmd_trend(args: argparse.Namespace) -> int:
         print(json.dumps(_trend_plain(args, drawn), indent=1))
     elif args.format == "csv":
         print(csv_text([point.to_plain() for point in points]), end="")
-    else:
+    elif drawn:
         print("\n\n".join("\n".join(_series_lines(one, args.figure)) for one in drawn))
     if plt is not None and drawn:
         _plot(plt, drawn, args, Path(args.plot))

@@ -60,5 +60,5 @@ def table_lines(rows: Sequence[Row], decimals: Mapping[str, int] | None = None) 
     places = {n: given.get(n) or figure_decimals(row[n] for row in rows if isinstance(row[n], float)) for n in names}
     cells = [[_cell(n, row[n], places[n]) for n in names] for row in rows]
     widths = [max(len(n), *(len(c[i]) for c in cells)) for i, n in enumerate(names)]
-    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
+    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)).rstrip()]
     return lines + ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
