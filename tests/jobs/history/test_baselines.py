@@ -337,3 +337,30 @@ def test_tiny_figures_are_printed_with_digits_enough_to_differ(
     out = _run(capsys, "history", "trend", "--op", "all_reduce", "--size", str(SIZE), "--db", history_url)[1]
     assert "0.000123" in out and "0.000135" in out
     assert re.search(r"# baseline: busbw median 0\.0001\d\d, MAD 0\.00000\d over the last 4 healthy runs", out)
+
+
+def test_a_faulted_run_as_gather_records_it_is_its_own_set_and_says_so_unrecorded(
+    history_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No hand-set reason: gather puts the injected fault in `excluded` and in the fingerprint, and a run
+    directory held before it is recorded says the same."""
+    from jobs.config.model import load_config, to_yaml
+    from jobs.history.ingest import record_run
+
+    with open_history(history_url) as history:
+        for night in range(3):
+            _record(history, tmp_path, night)
+    faulted = synthetic.sweep_run(tmp_path / "faulted", slower=3.0)
+    words = ["ranks=2", "bench.ops=[all_reduce]", "bench.min_bytes=1K", "bench.max_bytes=4K", "faults.slow_rank=1"]
+    faulted.config_file.write_text(to_yaml(load_config(None, [*words, "faults.slow_ms=5"])))
+    code, _, err = _run(capsys, "report", str(faulted.path), "--against-history", "--db", history_url,
+                        "--format", "json")  # fmt: skip
+    why = "collbench: history: this run is left out of every baseline: injected fault faults.slow_rank=1"
+    assert next(line for line in err if line.startswith("collbench: history: ")).startswith(why), err
+    assert code == 0 and "too little history to judge any row" in "\n".join(err), "its own set: no past"
+    with open_history(history_url) as history:
+        assert record_run(history, faulted)
+        drawn = series(trend(history, "all_reduce", SIZE, Filters()))
+        assert [len(one.points) for one in drawn] in ([3, 1], [1, 3]), "a set of its own"
+        (alone,) = [one for one in drawn if len(one.points) == 1]
+        assert alone.points[0].excluded.startswith("injected fault faults.slow_rank=1") and alone.baseline is None
