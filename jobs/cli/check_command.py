@@ -57,6 +57,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="this node alone, for a prolog or HealthCheckProgram: its local ranks over the loopback, within "
         "check.local_budget_s, one line (OK/FAIL HOST: reason); no allocation needed",
     )
+    check.add_argument(
+        "--keep-run",
+        action="store_true",
+        help="with --node: keep its run directory under output_dir (check.node_keep_run=true); the line says where",
+    )
     check.set_defaults(handler=cmd_check)
 
 
@@ -65,10 +70,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     loose = [word for word in args.words if "=" not in word]
     if loose:
         raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
+    if args.keep_run and not args.node:
+        raise ConfigError("check: --keep-run goes with --node; a check of an allocation always keeps its run directory")
     if args.node:
         from jobs.cli.check_node_command import check_node
 
-        return check_node(args.config, with_output_dir(args.words, args.output_dir_override), args.dry_run)
+        words = with_output_dir(args.words, args.output_dir_override)
+        return check_node(args.config, words, args.dry_run, args.keep_run)
     cfg, source = check_config(args.config, with_output_dir(args.words, args.output_dir_override))
     launcher = launcher_for(cfg)
     if args.dry_run:

@@ -85,11 +85,12 @@ def test_a_check_started_with_sigint_ignored_still_stops_its_hung_rank(workdir: 
     assert left == [], f"processes of the check still running: {left}"
 
 
-def test_a_kept_run_stays_under_output_dir_and_the_line_says_where(workdir: Path) -> None:
+@pytest.mark.parametrize("keep", ["check.node_keep_run=true", "--keep-run"])
+def test_a_kept_run_stays_under_output_dir_and_the_line_says_where(workdir: Path, keep: str) -> None:
     runs = workdir / "runs"
     result = collbench(
         "check", "--node", "check.local_sizes=[64K]", f"check.local_budget_s={BUDGET_S:g}", f"output_dir={runs}",
-        "check.node_keep_run=true", cwd=workdir, env=_scratch_in(workdir),
+        keep, cwd=workdir, env=_scratch_in(workdir),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     kept = re.fullmatch(
@@ -98,3 +99,9 @@ def test_a_kept_run_stays_under_output_dir_and_the_line_says_where(workdir: Path
     assert kept, result.stdout
     assert [Path(kept.group(1))] == list(runs.iterdir()) and RunDir(Path(kept.group(1))).meta_file.is_file()
     assert sorted(workdir.iterdir()) == [runs], "no scratch directory either"
+
+
+def test_keep_run_without_node_is_refused_before_anything_runs(workdir: Path) -> None:
+    result = collbench("check", "--keep-run", cwd=workdir)
+    assert result.returncode == 2 and "--keep-run goes with --node" in result.stderr, result.stderr
+    assert list(workdir.iterdir()) == []
