@@ -119,10 +119,11 @@ def _history_url(args: argparse.Namespace) -> str:
 
 
 def _open(args: argparse.Namespace) -> History:
-    """The history the view reads: `with _open(args) as history:` closes it."""
+    """The history the view reads (`ingest`, the one view that records, may start a new one; the others
+    never create a database): `with _open(args) as history:` closes it."""
     from jobs.history.database import open_history
 
-    return open_history(_history_url(args))
+    return open_history(_history_url(args), must_exist=args.view != "ingest")
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -217,6 +218,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         done = ingest(history, args.dirs)
     for line in done.skipped:
         print(f"collbench: history: skipped {line}", file=sys.stderr)
+    for line in done.same:
+        print(f"collbench: history: not recorded again: {line}", file=sys.stderr)
     print(f"{history.where}: {done.line()}")
     return 0
 

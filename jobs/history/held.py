@@ -94,7 +94,7 @@ def hold_run(
     """The run directory's outcome, as just assessed, against the history `history_url` (default: the
     run's history.url); HistoryError when the history cannot be opened."""
     like = comparable(run, outcome)
-    with open_history(resolve_history_url(history_url, outcome.config)) as history:
+    with open_history(resolve_history_url(history_url, outcome.config), must_exist=True) as history:
         judgement = judge(best_figures(outcome.rows), past_figures(history, like), tolerance)
         skipped = left_out(history, like)
         excluded = _excluded(history, run, like.run_id, outcome)
@@ -104,7 +104,7 @@ def hold_run(
 
 def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], float], words: str) -> HeldRun:
     """A recorded run, from the database alone, against the runs recorded before it."""
-    with open_history(history_url) as history:
+    with open_history(history_url, must_exist=True) as history:
         found = recorded_run(history, run_id)
         if found is None:
             raise HistoryError(
