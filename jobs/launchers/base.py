@@ -140,10 +140,10 @@ class Launcher(ABC, Generic[PayloadT]):
         variables): made by dry runs too. None unless a launcher says; those that ask Slurm go in
         `check_can_start`."""
 
-    @abstractmethod
     def check_can_start(self, cfg: Config) -> None:
-        """This launcher's own refusals of what could never run, Slurm asked where needed (a dry run does
-        not make them; the output directory and the history are checked by `prepare` for every launcher)."""
+        """This launcher's own refusals that ask Slurm whether the request could ever run: made by `prepare`
+        alone, never by a dry run (the output directory and the history are checked for every launcher).
+        None unless a launcher says."""
 
     @abstractmethod
     def build_request(self, cfg: Config, run_path: Path) -> Request[PayloadT]:
