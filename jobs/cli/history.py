@@ -123,7 +123,10 @@ def _open(args: argparse.Namespace) -> History:
     never create a database): `with _open(args) as history:` closes it."""
     from jobs.history.database import open_history
 
-    return open_history(_history_url(args), must_exist=args.view != "ingest")
+    if args.view != "ingest":
+        return open_history(_history_url(args), must_exist=True)
+    create_dir = load_config(args.config, []).history.create_dir
+    return open_history(_history_url(args), create_dir=create_dir)
 
 
 def _filters(args: argparse.Namespace) -> Filters:

@@ -81,9 +81,10 @@ def _start(args: argparse.Namespace) -> int:
     configs = {n: derive(base, nodes=n, output_dir=str(sweep_path)) for n in counts}  # all valid, or nothing runs
     launchers = {n: detached_launcher(cfg) for n, cfg in configs.items()}
     if args.dry_run:
+        texts = {n: launchers[n].request(cfg).text for n, cfg in configs.items()}  # every count checked first
         for n, cfg in configs.items():
             print(f"# ---- nodes={n}: one job of {cfg.world_size} ranks")
-            print(launchers[n].request(cfg).text, end="")
+            print(texts[n], end="")
         return 0
     # every check of every node count (output directory, the cluster, the history), or nothing is submitted
     requests = {n: launchers[n].prepare(cfg) for n, cfg in configs.items()}

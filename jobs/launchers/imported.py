@@ -61,18 +61,18 @@ class ImportedLauncher(Launcher[None]):
     name = NAME
     detached = False
 
-    def check_can_start(self, cfg: Config) -> None:
+    def check_here(self, cfg: Config) -> None:
         raise ConfigError(
             "launcher: 'imported' is what `collbench import` records for a run made from nccl-tests' output; "
             "nothing can be started with it; allowed: local, slurm, slurm-step"
         )
 
     def build_request(self, cfg: Config, run_path: Path) -> Request[None]:
-        self.check_can_start(cfg)
+        self.check_here(cfg)
         raise AssertionError("unreachable")
 
     def start(self, request: Request[None]) -> Started:
-        self.check_can_start(request.cfg)
+        self.check_here(request.cfg)
         raise AssertionError("unreachable")
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:

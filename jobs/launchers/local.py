@@ -163,7 +163,7 @@ class LocalLauncher(ChildLauncher[str]):
         self.jobs: dict[RunDir, submitit.Job[Any]] = {}
         """The runs this process started: waited for through submitit, rank 0's log echoed."""
 
-    def check_can_start(self, cfg: Config) -> None:
+    def check_here(self, cfg: Config) -> None:
         check_host_memory(cfg)
 
     def build_request(self, cfg: Config, run_path: Path) -> Request[str]:

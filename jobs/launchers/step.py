@@ -69,7 +69,7 @@ class StepLauncher(ChildLauncher[list[str]]):
         self.steps: dict[RunDir, subprocess.Popen[bytes]] = {}
         """The steps this process started: srun, its child."""
 
-    def check_can_start(self, cfg: Config) -> None:
+    def check_here(self, cfg: Config) -> None:
         hosts_for(cfg, allocation_or_refuse())
         if not _on_path("srun"):
             raise SlurmUnavailable("Slurm is not installed here: srun not found on PATH")
