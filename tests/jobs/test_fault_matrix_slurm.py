@@ -14,6 +14,7 @@ import re
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,21 @@ def _rank_on(rank: int, node: int) -> Callable[[list[str]], set[str]]:
     return lambda nodes: {nodes[node], f"rank {rank}"}
 
 
-FAULTS: dict[str, Fault] = {
+FAULTS: dict[str, Fault] = {  # the longest first: it starts at once, before the others fill the nodes
+    "time limit reached": Fault(
+        [
+            "nodes=1",
+            *TINY,
+            "slurm.tasks_per_node=2",
+            "faults.hang_rank=1",
+            "timeouts.collective_s=300",
+            "timeouts.job_min=1",
+            # Slurm's warning (submitit asks for it 90 s ahead) 5 s before the limit: the ranks are up by then
+            "slurm.sbatch_extra={signal: 'USR2@5'}",
+        ],
+        r"stopped: rank\(s\) 0-1 recorded a stop \(.*\): (cancelled at \S+ due to time limit|out of time)",
+        lambda nodes: set(),
+    ),
     "rank hung": Fault(
         ["nodes=2", *TINY, "faults.hang_rank=1", "timeouts.collective_s=10"],
         r"rank 1 on {b} hung: never failed itself and was behind the ranks that gave up on it",
@@ -100,20 +115,6 @@ FAULTS: dict[str, Fault] = {
         r"\(.*\): nothing listens there: look at rendezvous\.master_addr and rendezvous\.master_port",
         lambda nodes: set(nodes) | {"rank 0", "rank 1"},
     ),
-    "time limit reached": Fault(
-        [
-            "nodes=1",
-            *TINY,
-            "slurm.tasks_per_node=2",
-            "faults.hang_rank=1",
-            "timeouts.collective_s=300",
-            "timeouts.job_min=1",
-            # Slurm's warning (submitit asks for it 90 s ahead) 5 s before the limit: the ranks are up by then
-            "slurm.sbatch_extra={signal: 'USR2@5'}",
-        ],
-        r"stopped: rank\(s\) 0-1 recorded a stop \(.*\): (cancelled at \S+ due to time limit|out of time)",
-        lambda nodes: set(),
-    ),
 }
 
 
@@ -150,8 +151,8 @@ def matrix(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory
             observed[name] = Observed(*submit(slurm_cluster, workdir, *fault.overrides))
         with _shaped_once_placed(slurm_cluster, observed):
             _wait_all(slurm_cluster, workdir, observed)
-        for seen in observed.values():
-            _read_back(slurm_cluster, workdir, seen)
+        with ThreadPoolExecutor(max_workers=4) as pool:  # the readers are CLI processes, mostly starting up
+            list(pool.map(lambda seen: _read_back(slurm_cluster, workdir, seen), observed.values()))
         print(f"fault matrix: {len(FAULTS)} jobs, {time.monotonic() - started:.0f} s from submit to verdicts")
         yield observed
     finally:

@@ -3,22 +3,23 @@ two rails, each with two leaf bridges joined by one uplink, Slurm's topology/tre
 and s2 = n[4-6]. Faults are made with tc (tests/cluster/fabric.py) and always undone; what is asserted is the
 verdict a user reads, at the grain of the fault:
 
-| fault                         | verdict                              |
-|-------------------------------|--------------------------------------|
-| one rail of one node slowed   | that (node, rail) alone              |
-| a leaf's uplink slowed        | the link between the leaves, no node |
-| a whole node slowed           | the node, not its rails one by one   |
-| healthy                       | nothing                              |
+- one rail of one node slowed, and a leaf's uplink on the other rail: that (node, rail) alone; the link
+  between the leaves on its rail, no node drained for it;
+- a whole node slowed: the node, not its rails one by one;
+- healthy: nothing, every pair measured once on each rail;
+
+(the rail and the uplink share one run: each rail is judged apart, and a job's start costs most of a run here)
 
 and `collbench check` with its default sizes and budget on an allocation holding one very slow member ends in
 a verdict that names it (it used to run past its budget with nothing measured)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,8 @@ import pytest
 from tests.cluster.fabric import slowed_node, slowed_rail, slowed_uplink
 from tests.conftest import CommandResult, SlurmCluster, collbench
 from tests.jobs.cli.test_check_slurm import held
-from tests.jobs.cli.test_isolate_slurm import STEADY, verdict, wait
+from tests.jobs.cli.test_isolate_slurm import STEADY, all_pairs, pairs_measured, verdict, wait
+from tests.jobs.history.session import recorded
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
@@ -48,10 +50,10 @@ RATE = "100mbit"
 tolerance (a fifth of the level), and five times quicker to measure than 20 Mbit/s."""
 
 
-def isolate_on_rails(cluster: SlurmCluster, workdir: Path) -> tuple[CommandResult, Path, float]:
+def isolate_on_rails(cluster: SlurmCluster, workdir: Path, *more: str) -> tuple[CommandResult, Path, float]:
     started = time.monotonic()
     submitted = collbench(
-        "isolate", "--config", "testcluster", f"output_dir={workdir / 'runs'}", "nodes=6", *RAILS,
+        "isolate", "--config", "testcluster", f"output_dir={workdir / 'runs'}", "nodes=6", *RAILS, *more,
         cwd=workdir, env=cluster.env(),
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
@@ -63,19 +65,24 @@ def isolate_on_rails(cluster: SlurmCluster, workdir: Path) -> tuple[CommandResul
     return result, Path(run.group(1)), time.monotonic() - started
 
 
+RAIL_AND_UPLINK = "one rail of one node, and a leaf's uplink on the other rail"
 FAULTS: dict[str, Any] = {
-    "healthy": lambda: nullcontext(),
-    "one rail of one node": lambda: slowed_rail("n2", 1, RATE),
-    "a leaf's uplink": lambda: slowed_uplink(0, RATE),
-    "a whole node": lambda: slowed_node("n5", RATE),
+    "healthy": lambda: [],
+    RAIL_AND_UPLINK: lambda: [slowed_rail("n2", 1, RATE), slowed_uplink(0, RATE)],
+    "a whole node": lambda: [slowed_node("n5", RATE)],
 }
+HEALTHY_BENCH = "bench.max_bytes=512G"
+"""A bench section no node could hold (2.7 TB a rank): isolate measures its own op and sizes, and only those
+are checked for memory (every rank refused it before: NotEnoughMemory ... lower bench.max_bytes)."""
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, workdir: Path, fault: str) -> None:
-    made: AbstractContextManager[None] = FAULTS[fault]()
-    with made:
-        result, run, took = isolate_on_rails(slurm_cluster, workdir)
+    with ExitStack() as faults:
+        for made in FAULTS[fault]():
+            faults.enter_context(made)
+        more = [HEALTHY_BENCH] if fault == "healthy" else []
+        result, run, took = isolate_on_rails(slurm_cluster, workdir, *more)
     print(f"\nisolate on 2 rails, {fault}: {took:.1f} s from submit to verdict\n{result.stdout}")
     plain = verdict(run)
     assert plain["rails"] == [0, 1] and plain["leaves"]["n4"] == "s2" and plain["topology"] == "slurm topology/tree"
@@ -87,18 +94,56 @@ def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, w
     )
     expected: tuple[list[Any], ...] = {
         "healthy": ([], [], [], []),
-        "one rail of one node": ([], [("n2", 1, "rail1")], [], []),
-        "a leaf's uplink": ([], [], [(["s1", "s2"], 0, [["n1", "n2", "n3"], ["n4", "n5", "n6"]])], []),
+        RAIL_AND_UPLINK: (
+            [],
+            [("n2", 1, "rail1")],
+            [(["s1", "s2"], 0, [["n1", "n2", "n3"], ["n4", "n5", "n6"]])],
+            [],
+        ),
         "a whole node": (["n5"], [], [], []),
     }[fault]
     assert named == expected, result.stdout
     assert result.returncode == (0 if fault == "healthy" else 1), result.stdout + result.stderr
-    if fault == "one rail of one node":
+    if fault == "healthy":
+        assert_every_pair_measured_once(plain, slurm_cluster.wide_nodes)
+        assert "# nothing found" in result.stdout and "BAD " not in result.stdout
+        assert re.search(r"^#\s+n1\s+-(\s+\d+\.\d{3}){5}$", result.stdout, re.M), result.stdout
+        report = collbench("report", str(run), cwd=workdir, env=slurm_cluster.env())
+        assert report.returncode == 0, report.stderr
+        assert "# ---- round 1: n[1,6]" in report.stdout and "# nothing found" in report.stdout
+    if fault == RAIL_AND_UPLINK:
         assert re.search(r"^BAD RAIL n2: rail 1 \(rail1\) busbw .* its other rails healthy \(0\)$", result.stdout, re.M)
         assert re.search(r'^scontrol update NodeName=n2 State=DRAIN Reason=".*rail 1 \(rail1\)', result.stdout, re.M)
-    if fault == "a leaf's uplink":
-        assert "SLOW SWITCH LINK s1-s2 on rail 0 (rail0)" in result.stdout and "DRAIN" not in result.stdout
-        assert plain["exclude"] == ""
+        assert "SLOW SWITCH LINK s1-s2 on rail 0 (rail0)" in result.stdout
+        assert re.findall(r"NodeName=(\S+) State=DRAIN", result.stdout) == ["n2"], "none drained for the uplink"
+    if fault == "a whole node":
+        assert plain["exclude"] == "slurm.exclude=n5"
+        assert 'scontrol update NodeName=n5 State=DRAIN Reason="collbench isolate ' in result.stdout
+        assert_node_recorded(slurm_cluster, workdir, run, "n5")
+
+
+def assert_every_pair_measured_once(plain: dict[str, Any], nodes: tuple[str, ...]) -> None:
+    """Pairs mode on 6 nodes: 5 rounds planned (then any slow pair again: jobs.isolate.confirm), every pair of
+    nodes in one of them, on each rail."""
+    planned = [r for r in plain["rounds"] if r["round"] <= 5]
+    assert plain["mode"] == "pairs" and len({r["round"] for r in planned}) == 5
+    for rail in (0, 1):
+        on_rail = [r for r in planned if r["rail"] == rail]
+        assert pairs_measured({"rounds": on_rail}) == all_pairs(nodes), rail
+    assert plain["stopped"] == []
+
+
+def assert_node_recorded(cluster: SlurmCluster, workdir: Path, run: Path, host: str) -> None:
+    """The node verdict lands in the history (its node-grain row the one bad), and `history node` shows it."""
+    found = recorded(run.name)
+    assert found is not None
+    row, children = found
+    assert (row["task"], row["outcome"]) == ("isolate", "passed")
+    bad = [n["host"] for n in children["isolate_nodes"] if n["bad"] and n["rail"] is None]
+    assert bad == [host], children["isolate_nodes"]
+    history = collbench("history", "node", host, "--format", "json", cwd=workdir, env=cluster.env())
+    events = json.loads(history.stdout)["rows"]
+    assert any(e["run_id"] == run.name and e["what"] == "isolate node" for e in events), events
 
 
 SLOW_MEMBER_NODES = "n[2-6]"

@@ -53,7 +53,7 @@ def test_a_hung_rank_is_named_by_status_logs_and_report(workdir: Path) -> None:
     assert launcher.returncode == 1
     failed = [line for line in err.splitlines() if line.startswith("collbench: FAILED: ")]
     assert re.match(rf"collbench: FAILED: rank 1 on {host} hung: never failed itself", failed[0]), err
-    assert "rank(s) 0 noticed a lost peer" in failed[1], err
+    assert "rank(s) 0 noticed a lost peer" in failed[1] and "Timed out" in failed[1], err
 
     logs = collbench("logs", str(run), "--rank", "1", cwd=workdir)
     lines = logs.stdout.splitlines()
