@@ -5,7 +5,10 @@ plan, every pair the verdict would name a bad link on some rail (slow, while nei
 measured again on every rail, disjoint pairs at once, for at most isolate.confirm_rounds rounds; the verdict
 then judges each (pair, rail) by its last figure. The suspects come from the verdict itself (judge_fabric
 over what the rounds measured, rail by rail, with the leaves), so what would be named is what is measured
-again. A bad node's pairs are not: most of its figures are slow, and that is the verdict already."""
+again. They are asked for again before each confirming round: the figures measured again move the healthy
+level, and a pair that was above the threshold before may be under it now (seen on the test cluster: a link
+named on one figure, while the round re-measured two pairs that proved fast). A bad node's pairs are not:
+most of its figures are slow, and that is the verdict already."""
 
 from __future__ import annotations
 
@@ -27,19 +30,22 @@ class ConfirmedPlan:
     """What the rounds measured, rail by rail: the list jobs.isolate.rounds.Rounds fills as rounds finish."""
     leaves: Mapping[int, str] | None = None
     handed_out: int = 0
-    suspects: list[Group] | None = None
-    """The slow pairs still to measure again; None until the plan is done."""
+    again: set[Group] = field(default_factory=set)
+    """The pairs measured again already: their last figure is the verdict's."""
 
     def next_round(self) -> Round | None:
         if self.handed_out < len(self.plan):
             self.handed_out += 1
             return self.plan[self.handed_out - 1]
-        if self.suspects is None:
-            self.suspects = slow_pairs(self.measured, self.tolerance, self.expected_busbw, self.leaves)
-        if not self.suspects or self.handed_out >= len(self.plan) + self.confirm_rounds:
+        if self.handed_out >= len(self.plan) + self.confirm_rounds:
+            return None
+        suspects = slow_pairs(self.measured, self.tolerance, self.expected_busbw, self.leaves)
+        fresh = [pair for pair in suspects if pair not in self.again]
+        if not fresh:
             return None
         self.handed_out += 1
-        measured, self.suspects = disjoint(self.suspects)
+        measured, _ = disjoint(fresh)
+        self.again.update(measured)
         return measured
 
     def record(self, group: Group, busbw: float) -> None:

@@ -3,6 +3,7 @@ through Rounds and replay, as the job and the verdict run them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from jobs.config.isolate_settings import IsolateSettings
@@ -62,3 +63,27 @@ def test_a_dip_on_one_rail_is_what_is_measured_again() -> None:
         assert rounds.finish(figures)
     assert [(m.nodes, m.rail) for m in rounds.measured if m.round == 6] == [((1, 4), 0), ((1, 4), 1)]
     assert judge_fabric(rounds.measured).bad_links == []
+
+
+PLANNED = {
+    (0, 1): 0.86, (0, 2): 0.72, (0, 3): 1.12, (0, 4): 0.66, (0, 5): 1.03, (1, 2): 0.89, (1, 3): 0.65, (1, 4): 1.01,
+    (1, 5): 0.63, (2, 3): 0.95, (2, 4): 0.66, (2, 5): 0.67, (3, 4): 0.94, (3, 5): 1.26, (4, 5): 0.7,
+}  # fmt: skip
+"""A fabric whose healthy pairs spread from 0.63 to 1.26, as two cores shared by every node make them here."""
+
+
+def test_the_suspects_are_asked_for_again_when_the_figures_measured_again_move_the_level() -> None:
+    """Three pairs dip once, then measure twice as fast as planned: the level rises, and pairs above the
+    threshold after the plan fall under it. Asking for the suspects once, after the plan, named (4, 5) on its one
+    figure (seen on the test cluster: a healthy link named while the rounds re-measured two other pairs)."""
+    dips = {(1, 3), (2, 3), (2, 4)}
+
+    def figure(number: int, group: Group) -> float:
+        if number <= 5:
+            return 0.05 if group in dips else PLANNED[group]
+        return 2 * PLANNED[group]
+
+    rounds = run(figure)
+    times = Counter(m.nodes for m in rounds.measured)
+    named = [link.nodes for link in judge(rounds.measured).bad_links]
+    assert [pair for pair in named if times[pair] < 2] == [], "a link named on one figure"
