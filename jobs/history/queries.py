@@ -41,6 +41,8 @@ class ListedRun:
     attempt: int
     outcome: str
     sweep_id: str | None
+    excluded: str
+    """Why the run is left out of every baseline ('' for a healthy run): jobs.history.health."""
 
     def to_plain(self) -> Row:
         return asdict(self)
