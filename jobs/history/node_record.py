@@ -3,6 +3,7 @@ verdict named it: the node, one rail of it (its NIC), a link to another node, or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -44,10 +45,23 @@ def _with_run(*columns: Any) -> Select[Any]:
     return select(schema.runs.c.run_id, schema.runs.c.started, *columns)
 
 
-def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[NodeEvent]:
+def _events(
+    history: History,
+    query: Select[Any],
+    what: str,
+    words: Callable[[Any], str],
+    keep: Callable[[Any], bool] | None = None,
+) -> list[NodeEvent]:
+    """One event per row of `query` that `keep` keeps, its detail `words(row)`, its rail the row's (if any)."""
     with history.engine.connect() as connection:
         found = connection.execute(query).mappings().all()
-    return [NodeEvent(r["run_id"], r["started"], what, detail.format(**r), r.get("rail")) for r in found]
+    return [
+        NodeEvent(r["run_id"], r["started"], what, words(r), r.get("rail")) for r in found if keep is None or keep(r)
+    ]
+
+
+def _rows(history: History, query: Select[Any], what: str, detail: str) -> list[NodeEvent]:
+    return _events(history, query, what, lambda r: detail.format(**r))
 
 
 def rail_words(rail: int | None, nic: str = "") -> str:
@@ -72,28 +86,21 @@ def _isolate_rails(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_nodes.c
     query = _with_run(t.rail, t.nic, t.ratio, t.median_busbw, t.slow, t.measurements).join(schema.isolate_nodes)
     query = query.where(t.host == host, t.bad.is_(True), t.rail.is_not(None))
-    with history.engine.connect() as connection:
-        found = connection.execute(query).mappings().all()
-    return [
-        NodeEvent(
-            r["run_id"],
-            r["started"],
-            "isolate rail",
-            f"isolate {rail_words(r['rail'], r['nic'])}: bad rail, median busbw {r['median_busbw']:.2f} GB/s "
-            f"({r['ratio']:.2f} of the level), {r['slow']}/{r['measurements']} slow; its other rails healthy",
-            r["rail"],
-        )
-        for r in found
-    ]
+    return _events(history, query, "isolate rail", _rail_words)
+
+
+def _rail_words(r: Any) -> str:
+    return (
+        f"isolate {rail_words(r['rail'], r['nic'])}: bad rail, median busbw {r['median_busbw']:.2f} GB/s "
+        f"({r['ratio']:.2f} of the level), {r['slow']}/{r['measurements']} slow; its other rails healthy"
+    )
 
 
 def _isolate_links(history: History, host: str) -> list[NodeEvent]:
     t = schema.isolate_links.c
     query = _with_run(t.host_a, t.host_b, t.busbw, t.ratio, t.rail).join(schema.isolate_links)
     query = query.where(or_(t.host_a == host, t.host_b == host))
-    with history.engine.connect() as connection:
-        found = connection.execute(query).mappings().all()
-    return [NodeEvent(r["run_id"], r["started"], "isolate link", _link_words(r), r["rail"]) for r in found]
+    return _events(history, query, "isolate link", _link_words)
 
 
 def _link_words(r: Any) -> str:
@@ -108,13 +115,11 @@ def _behind_switches(history: History, host: str) -> list[NodeEvent]:
     verdicts are read and expanded here."""
     t = schema.isolate_switches.c
     query = _with_run(t.switches, t.rail, t.side_a, t.side_b, t.busbw, t.ratio).join(schema.isolate_switches)
-    with history.engine.connect() as connection:
-        found = connection.execute(query).mappings().all()
-    return [
-        NodeEvent(r["run_id"], r["started"], "behind switch link", _behind_words(r), r["rail"])
-        for r in found
-        if host in _hosts_of(r["side_a"]) or host in _hosts_of(r["side_b"])
-    ]
+
+    def behind(r: Any) -> bool:
+        return host in _hosts_of(r["side_a"]) or host in _hosts_of(r["side_b"])
+
+    return _events(history, query, "behind switch link", _behind_words, behind)
 
 
 def _behind_words(r: Any) -> str:
@@ -146,17 +151,11 @@ def _failures(history: History, host: str) -> list[NodeEvent]:
     node's failure. A row recorded before the cause was kept says how many of its ranks the verdict blamed."""
     t = schema.hosts.c
     query = _with_run(t.blamed_ranks, t.ranks, t.cause).join(schema.hosts).where(t.host == host, t.blamed_ranks > 0)
-    with history.engine.connect() as connection:
-        found = connection.execute(query).mappings().all()
-    return [
-        NodeEvent(
-            r["run_id"],
-            r["started"],
-            "failure",
-            r["cause"] or f"{r['blamed_ranks']} of its {r['ranks']} rank(s) named the cause of the failure",
-        )
-        for r in found
-    ]
+    return _events(history, query, "failure", _failure_words)
+
+
+def _failure_words(r: Any) -> str:
+    return str(r["cause"]) or f"{r['blamed_ranks']} of its {r['ranks']} rank(s) named the cause of the failure"
 
 
 def _wrong(history: History, host: str) -> list[NodeEvent]:
