@@ -36,9 +36,7 @@ def _scratch_in(workdir: Path) -> dict[str, str]:
     ("fault", "said"),
     [("faults.fail_rank=1", r"rank 1 on \S+ failed first: InjectedFault")],  # a hung rank: the SIGINT test below
 )
-def test_a_failed_rank_fails_the_node_in_one_line_within_the_budget(
-    workdir: Path, fault: str, said: str
-) -> None:
+def test_a_failed_rank_fails_the_node_in_one_line_within_the_budget(workdir: Path, fault: str, said: str) -> None:
     startup = startup_s(cwd=workdir)
     started = time.monotonic()
     result = collbench(
