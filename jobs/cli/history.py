@@ -16,15 +16,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.cli.history_args import history_url, never_seen, open_view, say, say_unmatched, view_filters
 from jobs.cli.history_rows import Row, csv_text, print_rows
-from jobs.config.model import ConfigError, load_config
+from jobs.cli.history_trend import cmd_trend
+from jobs.config.model import ConfigError
 
 if TYPE_CHECKING:
-    from jobs.history.database import History
-    from jobs.history.queries import Baseline, Filters, Series
-
-KNOWN_SHOWN = 20
-"""The names the history knows, listed when one it has never seen is asked for: at most this many."""
+    pass
 
 SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -47,7 +45,7 @@ def add_command(commands: Any) -> None:
     trend.add_argument("--figure", choices=("busbw", "algbw", "time_us"), default="busbw")
     trend.add_argument("--plot", metavar="FILE.png", help="also draw it, with the baseline band (needs matplotlib)")
     _add_filters(trend)
-    trend.set_defaults(handler=_cmd_trend)
+    trend.set_defaults(handler=cmd_trend)
     node = _view(views, "node", "every isolate, fabric, failure and slow-host verdict that named a node")
     node.add_argument("host")
     node.set_defaults(handler=_cmd_node)
@@ -111,113 +109,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _history_url(args: argparse.Namespace) -> str:
-    """--db, else the history.url of --config (loaded only then)."""
-    from jobs.history.database import resolve_history_url
-
-    return resolve_history_url(args.history_url, lambda: load_config(args.config, []))
-
-
-def _open(args: argparse.Namespace) -> History:
-    """The history the view reads (`ingest`, the one view that records, may start a new one; the others
-    never create a database): `with _open(args) as history:` closes it."""
-    from jobs.history.database import open_history
-
-    if args.view != "ingest":
-        return open_history(_history_url(args), must_exist=True)
-    create_dir = load_config(args.config, []).history.create_dir
-    return open_history(_history_url(args), create_dir=create_dir)
-
-
-def _filters(args: argparse.Namespace) -> Filters:
-    """The view's filters; an --op that is no collective at all is bad input, before the history is opened."""
-    from jobs.history.queries import Filters
-
-    _check_op(args.op)
-    return Filters(
-        args.since, args.fingerprint, args.cluster, args.nodes, args.op, args.outcome, world_size=args.world_size
-    )
-
-
-def _check_op(op: str | None) -> None:
-    from difflib import get_close_matches
-
-    from collectives.layout import LAYOUTS
-
-    if op is None or op in LAYOUTS:
-        return
-    close = get_close_matches(op, LAYOUTS, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    raise ConfigError(f"--op {op!r} is not a collective{hint}; allowed: {', '.join(LAYOUTS)}")
-
-
-FILTER_FLAGS = ("since", "fingerprint", "cluster", "nodes", "world_size", "op", "outcome")
-"""The filters' attributes, in the order their flags are said (--world-size for world_size)."""
-
-
-def _filter_words(args: argparse.Namespace, *more: str) -> str:
-    """The filters given, as typed (--since as the date it stands for)."""
-    words = []
-    for name in FILTER_FLAGS:
-        value, flag = getattr(args, name, None), "--" + name.replace("_", "-")
-        if value is None:
-            continue
-        if name == "since":
-            value = time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
-        words.append(f"{flag} {value}")
-    return " ".join([*words, *more])
-
-
-def _say(line: str) -> None:
-    print(f"collbench: history: {line}", file=sys.stderr)
-
-
-def _never_seen(history: History, names: dict[str, str | None]) -> list[str]:
-    """A line for each name given (kind -> the name, None when not given) that the history has never seen,
-    with the ones it knows; a fingerprint is known by its first digits."""
-    from jobs.history.queries import known_names
-
-    said = []
-    for kind, name in names.items():
-        if not name:
-            continue
-        known = known_names(history, kind)
-        if any(k.startswith(name) if kind == "config" else k == name for k in known):
-            continue
-        said.append(f"the history has never seen {_KINDS[kind]} {name!r}; {_listed(known, kind)}")
-    return said
-
-
-_KINDS = {"op": "the op", "cluster": "a cluster", "config": "a config fingerprint", "host": "a host",
-          "switch": "a switch or switch link"}  # fmt: skip
-
-
-def _listed(known: list[str], kind: str) -> str:
-    if not known:
-        return "it holds none yet"
-    shown = ", ".join(known[:KNOWN_SHOWN])
-    more = f", and {len(known) - KNOWN_SHOWN} more" if len(known) > KNOWN_SHOWN else ""
-    name = {"config": "config fingerprints", "switch": "switches", "op": "ops"}.get(kind, f"{kind}s")
-    return f"the {name} it knows: {shown}{more}"
-
-
-def _say_unmatched(history: History, args: argparse.Namespace, *more: str) -> None:
-    """Nothing matched the view's filters: say which names it has never seen, else that nothing matches."""
-    unknown = _never_seen(history, {"op": args.op, "cluster": args.cluster, "config": args.fingerprint})
-    for line in unknown:
-        _say(line)
-    if not unknown:
-        words = _filter_words(args, *more)
-        _say(f"no run matches {words}" if words else f"no run in {history.where}")
-
-
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from jobs.history.ingest import ingest
 
     missing = [str(d) for d in args.dirs if not d.exists()]
     if missing:
         raise ConfigError(f"history ingest: no such directory: {', '.join(missing)}")
-    with _open(args) as history:
+    with open_view(args) as history:
         done = ingest(history, args.dirs)
     for line in done.skipped:
         print(f"collbench: history: skipped {line}", file=sys.stderr)
@@ -230,134 +128,21 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from jobs.history.queries import list_runs
 
-    filters = _filters(args)
-    with _open(args) as history:
+    filters = view_filters(args)
+    with open_view(args) as history:
         runs = list_runs(history, filters, args.limit)
         if not runs:
-            _say_unmatched(history, args)
+            say_unmatched(history, args)
     print_rows([run.to_plain() for run in runs], args.format, "runs")
     return 0
-
-
-def _cmd_trend(args: argparse.Namespace) -> int:
-    """One series per comparable set the filters let through, each with its own baseline."""
-    from jobs.history.queries import series, trend
-
-    filters = _filters(args)
-    plt = _pyplot() if args.plot else None  # refused before anything is read, as report --plot is
-    with _open(args) as history:
-        points = trend(history, args.op, args.size, filters, args.figure)
-        if not points:
-            _say_no_trend(history, args)
-    drawn = series(points)
-    if args.format == "json":
-        print(json.dumps(_trend_plain(args, drawn), indent=1))
-    elif args.format == "csv":
-        print(csv_text([point.to_plain() for point in points]), end="")
-    elif drawn:
-        print("\n\n".join("\n".join(_series_lines(one, args.figure)) for one in drawn))
-    if plt is not None and drawn:
-        _plot(plt, drawn, args, Path(args.plot))
-    return 0
-
-
-def _say_no_trend(history: History, args: argparse.Namespace) -> None:
-    """No point: an op, cluster or fingerprint never seen, a size the op was never run at, or the filters."""
-    from jobs.history.queries import known_sizes
-
-    if _never_seen(history, {"op": args.op, "cluster": args.cluster, "config": args.fingerprint}):
-        _say_unmatched(history, args)
-        return
-    sizes = known_sizes(history, args.op)
-    if args.size not in sizes:
-        _say(f"the history holds no {args.op} at {args.size} B; its sizes of {args.op}: {_listed_sizes(sizes)}")
-        return
-    _say_unmatched(history, args, f"--size {args.size}")
-
-
-def _listed_sizes(sizes: list[int]) -> str:
-    shown = ", ".join(map(str, sizes[:KNOWN_SHOWN]))
-    return shown + (f", and {len(sizes) - KNOWN_SHOWN} more" if len(sizes) > KNOWN_SHOWN else "")
-
-
-def _trend_plain(args: argparse.Namespace, drawn: list[Series]) -> dict[str, Any]:
-    """The trend as JSON: every row, and each comparable set's rows and baseline; the top-level baseline only
-    where there is one set (a baseline over several would mix what must not be compared)."""
-    plain = [
-        {"key": one.key.to_plain(), "rows": [p.to_plain() for p in one.points], "baseline": _baseline_plain(one)}
-        for one in drawn
-    ]
-    points = sorted((p for one in drawn for p in one.points), key=lambda p: (p.started, p.run_id))
-    rows = [point.to_plain() for point in points]
-    return {
-        "format": "collbench-history", "view": "trend", "op": args.op, "size": args.size, "figure": args.figure,
-        "baseline": plain[0]["baseline"] if len(plain) == 1 else None, "rows": rows, "series": plain,
-    }  # fmt: skip
-
-
-def _baseline_plain(one: Series) -> dict[str, Any] | None:
-    base = one.baseline
-    return {"median": base.median, "mad": base.mad, "runs": base.runs} if base else None
-
-
-SERIES_KEY_COLUMNS = ("cluster", "config", "nodes", "world_size")
-"""A series' own key: said once in its header, not on every row of its table."""
-
-
-def _series_lines(one: Series, figure: str) -> list[str]:
-    """One comparable set: its key, its runs (the figure with enough digits) and its baseline line."""
-    from jobs.cli.history_rows import figure_decimals, table_lines
-
-    decimals = figure_decimals([p.value for p in one.points] + ([one.baseline.median] if one.baseline else []))
-    rows = [{k: v for k, v in p.to_plain().items() if k not in SERIES_KEY_COLUMNS} for p in one.points]
-    header = f"# {one.key.words()}: {len(one.points)} run(s)"
-    return [header, *table_lines(rows, {figure: decimals}), _baseline_line(one.baseline, figure, decimals)]
-
-
-def _baseline_line(base: Baseline | None, figure: str, decimals: int) -> str:
-    from jobs.history.against import MIN_BASELINE_RUNS
-
-    if base is None:
-        return f"# baseline: too little history (fewer than {MIN_BASELINE_RUNS} healthy runs)"
-    return (
-        f"# baseline: {figure} median {base.median:.{decimals}f}, MAD {base.mad:.{decimals}f} over the last "
-        f"{len(base.runs)} healthy runs"
-    )
-
-
-def _pyplot() -> Any:
-    from jobs.inspect.plot import pyplot
-
-    return pyplot()
-
-
-def _plot(plt: Any, drawn: list[Series], args: argparse.Namespace, path: Path) -> None:
-    """One line per comparable set, each with its own baseline band (median ± 3 MAD) over its own span."""
-    from datetime import datetime
-
-    figure, axes = plt.subplots(figsize=(9, 4))
-    for one in drawn:
-        when = [datetime.fromtimestamp(p.started) for p in one.points]
-        (line,) = axes.plot(when, [p.value for p in one.points], marker="o", label=one.key.words())
-        base = one.baseline
-        if base is not None:
-            low, high = base.median - 3 * base.mad, base.median + 3 * base.mad
-            axes.fill_between([when[0], when[-1]], low, high, alpha=0.2, color=line.get_color())
-            axes.hlines(base.median, when[0], when[-1], linestyles="--", colors=line.get_color())
-    axes.legend(fontsize="small")
-    axes.set_title(f"{args.op} {args.size} B: {args.figure} (bands: median ± 3 MAD)")
-    axes.tick_params(axis="x", labelrotation=45)
-    figure.tight_layout()
-    figure.savefig(path)
-    print(f"collbench: plot written to {path}", file=sys.stderr)
 
 
 def _cmd_node(args: argparse.Namespace) -> int:
     from jobs.history.node_record import node_record
 
-    with _open(args) as history:
+    with open_view(args) as history:
         events = node_record(history, args.host)
-        unknown = [] if events else _never_seen(history, {"host": args.host})
+        unknown = [] if events else never_seen(history, {"host": args.host})
     _nothing_named(events, unknown, args, f"no verdict in the history names {args.host}")
     print_rows([event.to_plain() for event in events], args.format, "node")
     if args.format == "table" and not events:
@@ -368,9 +153,9 @@ def _cmd_node(args: argparse.Namespace) -> int:
 def _cmd_switch(args: argparse.Namespace) -> int:
     from jobs.history.switch_record import switch_record
 
-    with _open(args) as history:
+    with open_view(args) as history:
         events = switch_record(history, args.name)
-        unknown = [] if events else _never_seen(history, {"switch": args.name})
+        unknown = [] if events else never_seen(history, {"switch": args.name})
     _nothing_named(events, unknown, args, f"no verdict in the history names a slow link at {args.name}")
     print_rows([event.to_plain() for event in events], args.format, "switch")
     if args.format == "table" and not events:
@@ -382,9 +167,9 @@ def _nothing_named(events: list[Any], unknown: list[str], args: argparse.Namespa
     """On stderr: a name the history has never seen, with those it knows; or, where no table says it, that no
     verdict names it."""
     for line in unknown:
-        _say(line)
+        say(line)
     if not events and not unknown and args.format != "table":
-        _say(nothing)
+        say(nothing)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -395,16 +180,16 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
     tolerance = Tolerance.parse(args.tolerance, [])
     held = hold_recorded(
-        _history_url(args), args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)"
+        history_url(args), args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)"
     )
     if not held.judgement.rows:
-        _say(f"{held.run_id} has no result rows to place among the runs before it")
+        say(f"{held.run_id} has no result rows to place among the runs before it")
     if args.format == "json":
         print(json.dumps({"format": "collbench-history", "view": "show", **held.to_plain()}, indent=1))
     elif args.format == "csv":
         print(csv_text([_show_row(row) for row in held.judgement.rows]), end="")
         for line in excluded_lines(held) + left_out_lines(held):
-            _say(line)
+            say(line)
     else:
         print("\n".join(held_lines(held)))
         if held.judgement.against:
@@ -427,11 +212,11 @@ def _cmd_prune(args: argparse.Namespace) -> int:
         raise ConfigError("history prune: say which runs go: --before DATE_OR_AGE, --keep-last N, or both")
     if args.keep_last is not None and args.keep_last < 0:
         raise ConfigError(f"history prune: --keep-last {args.keep_last}: allowed: 0 or more")
-    filters = _filters(args)
-    with _open(args) as history:
+    filters = view_filters(args)
+    with open_view(args) as history:
         done = prune(history, filters, args.before, args.keep_last, args.dry_run)
         if not done.runs and not list_runs(history, filters, 1):
-            _say_unmatched(history, args)
+            say_unmatched(history, args)
     if args.format == "json":
         plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
         print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
@@ -447,11 +232,11 @@ def _cmd_prune(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from jobs.history.export import export_runs, to_csv, to_json
 
-    filters = _filters(args)
-    with _open(args) as history:
+    filters = view_filters(args)
+    with open_view(args) as history:
         runs = export_runs(history, filters)
         if not runs:
-            _say_unmatched(history, args)
+            say_unmatched(history, args)
     text = to_json(runs) if args.format == "json" else to_csv(runs)
     if args.output is None:
         print(text, end="")
