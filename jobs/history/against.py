@@ -15,7 +15,7 @@ from statistics import median
 from typing import Any, Literal
 
 from collectives.table import busbw_decimals
-from jobs.inspect.compare import decimals_apart, figures_apart
+from jobs.inspect.compare import decimals_apart, figures_apart, percent_apart
 
 BASELINE_RUNS = 20
 """K: a baseline is the median of the last K healthy runs."""
@@ -67,8 +67,7 @@ class RowVerdict:
 
     def drop_words(self) -> str:
         """The drop as a percentage, with a decimal, or more where one would read 0.0% of a real drop."""
-        drop = 100 * (self.drop or 0)
-        return f"{drop:.{decimals_apart(1, [(drop, 0.0)])}f}%"
+        return percent_apart(self.drop or 0)
 
     def regression(self) -> str:
         assert self.median is not None and self.mad is not None and self.allowed is not None

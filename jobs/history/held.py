@@ -17,6 +17,7 @@ from jobs.history.gather import NotEnded, cluster_of, gather, rank0_env, started
 from jobs.history.queries import (
     Comparable,
     LeftOutRuns,
+    SeriesKey,
     left_out,
     past_figures,
     recorded_rows,
@@ -53,10 +54,7 @@ class HeldRun:
         return {
             "run_id": self.run_id,
             "history": self.where,
-            "cluster": self.like.cluster,
-            "config": self.like.config,
-            "nodes": self.like.nodes,
-            "world_size": self.like.world_size,
+            **self.like.key.to_plain(),
             "excluded": self.excluded,
             "left_out": [run.to_plain() for run in skipped.runs],
             "left_out_total": skipped.total,
@@ -67,11 +65,14 @@ class HeldRun:
 def comparable(run: RunDir, outcome: RunOutcome) -> Comparable:
     """What `run` compares with, from its records and the outcome just assessed (nothing written)."""
     meta = run.read_meta()
-    return Comparable(
+    key = SeriesKey(
         cluster=cluster_of(outcome.config, rank0_env(run)),
         config=config_fingerprint(outcome.config),
         nodes=meta.nodes,
         world_size=meta.world_size,
+    )
+    return Comparable(
+        key=key,
         before=started_of(run, outcome.statuses),
         run_id=meta.run_id or run.run_id,
     )

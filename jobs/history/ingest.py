@@ -71,18 +71,13 @@ def _record(
     if recorded is not None and recorded >= attempt:
         return Written(recorded=False)
     record = gather(run, sweep.sweep_id if sweep else None, outcome_of)
-    return write(history, record, _sweep_row(sweep) if sweep else None)
+    return write_record(history, record, _sweep_row(sweep) if sweep else None)
 
 
-def write_record(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> bool:
-    """Write a gathered record in one transaction (retried against a concurrent writer): True if written,
-    False when the history holds this run at this attempt or a later one, or its results under another run id."""
-    return write(history, record, sweep_row).recorded
-
-
-def write(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> Written:
-    """write_record, saying why a record was not written: `same_as` names the run already recorded with the
-    same results."""
+def write_record(history: History, record: RunRecord, sweep_row: dict[str, Any] | None = None) -> Written:
+    """Write a gathered record in one transaction (retried against a concurrent writer). Not written when the
+    history holds this run at this attempt or a later one, or its results under another run id: `same_as`
+    names that run."""
     for tries_left in reversed(range(RETRIES)):
         try:
             with history.engine.begin() as connection:

@@ -108,7 +108,7 @@ def write_node_check(history: History, record: RunRecord, verdict: NodeVerdict, 
         since = float(record.run["started"]) - DAY_S
         if passed_recently(history, str(record.run["cluster"]), verdict.host, since):
             return False
-    return write_record(history, record)
+    return write_record(history, record).recorded
 
 
 def _stderr(line: str) -> None:

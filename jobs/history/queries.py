@@ -246,27 +246,21 @@ def pair_level(
 
 @dataclass(frozen=True, slots=True)
 class Comparable:
-    """What makes runs comparable: the same cluster, config fingerprint, node count and world size."""
+    """What makes runs comparable (the same cluster, config fingerprint, node count and world size: its key),
+    and which of them came before the run held against them."""
 
-    cluster: str
-    config: str
-    nodes: int
-    world_size: int
+    key: SeriesKey
     before: float
     """Only runs started before this (the run held against them)."""
     run_id: str = ""
     """The run itself, never part of its own baseline."""
 
-    @property
-    def key(self) -> SeriesKey:
-        return SeriesKey(self.cluster, self.config, self.nodes, self.world_size)
-
     def before_it(self) -> ColumnElement[bool]:
         """The runs comparable to it that started before it, itself left out: healthy or not."""
-        runs = schema.runs.c
+        runs, key = schema.runs.c, self.key
         return and_(
-            runs.cluster == self.cluster, runs.config == self.config, runs.nodes == self.nodes,
-            runs.world_size == self.world_size, runs.started < self.before, runs.run_id != self.run_id,
+            runs.cluster == key.cluster, runs.config == key.config, runs.nodes == key.nodes,
+            runs.world_size == key.world_size, runs.started < self.before, runs.run_id != self.run_id,
         )  # fmt: skip
 
 
@@ -355,7 +349,7 @@ class RecordedRun:
 
     def comparable(self) -> Comparable:
         """What the runs before it must share to be its baseline."""
-        return Comparable(self.cluster, self.config, self.nodes, self.world_size, self.started, self.run_id)
+        return Comparable(SeriesKey(self.cluster, self.config, self.nodes, self.world_size), self.started, self.run_id)
 
 
 def recorded_run(history: History, run_id: str) -> RecordedRun | None:

@@ -30,6 +30,12 @@ def decimals_apart(decimals: int, side_by_side: Iterable[tuple[float, float]]) -
     return decimals
 
 
+def percent_apart(fraction: float) -> str:
+    """A drop (a fraction) as a percentage with one decimal, or more where one would read 0.0% of a real drop."""
+    percent = 100 * fraction
+    return f"{percent:.{decimals_apart(1, [(percent, 0.0)])}f}%"
+
+
 def figures_apart(a: float, b: float, digits: int = 3) -> tuple[str, str]:
     """Two figures in words (a regression's line), with `digits` significant digits, or more where they
     differ but would read alike."""
@@ -131,10 +137,9 @@ class ComparedRow:
     def regression(self) -> str:
         prefix = f"{self.label}: " if self.label else ""
         cand, base = figures_apart(self.cand_busbw, self.base_busbw)
-        drop = 100 * (1 - self.ratio)
         return (
             f"{prefix}{self.op} {self.size} B {self.placement}: busbw {cand} GB/s is "
-            f"{drop:.{decimals_apart(1, [(drop, 0.0)])}f}% below the baseline's {base} "
+            f"{percent_apart(1 - self.ratio)} below the baseline's {base} "
             f"(tolerance {self.tolerance:.0%})"
         )
 

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from jobs.inspect.postmortem import rank_spans
 from jobs.rundir.layout import RunDir, rank_files, rank_of
 
 LEVELS = {"TRACE": 5, "DEBUG": 10, "INFO": 20, "SUCCESS": 25, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
@@ -78,20 +79,9 @@ def check_ranks_within(ranks: frozenset[int], world_size: int) -> None:
     outside = sorted(rank for rank in ranks if rank >= world_size)
     if not outside:
         return
-    which = f"rank {outside[0]} is" if len(outside) == 1 else f"ranks {_spans(outside)} are"
+    which = f"rank {outside[0]} is" if len(outside) == 1 else f"ranks {rank_spans(outside)} are"
     allowed = "none" if world_size < 1 else "0" if world_size == 1 else f"0-{world_size - 1}"
     raise ValueError(f"--rank: {which} outside the run, whose world size is {world_size}; allowed: {allowed}")
-
-
-def _spans(ranks: list[int]) -> str:
-    """Sorted ranks as the spec that names them: [1, 5, 6, 7] -> '1,5-7'."""
-    spans: list[list[int]] = []
-    for rank in ranks:
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in spans)
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,11 +156,7 @@ def record_before(history: History, root: Path) -> None:
 def newest_of_each_set(history: History) -> list[Comparable]:
     """The newest run of each comparable set (today's key), as what it is held by."""
     points = trend(history, "all_reduce", TREND_SIZE, Filters(), limit=10_000)
-    return [
-        Comparable(one.key.cluster, one.key.config, one.key.nodes, one.key.world_size, last.started, last.run_id)
-        for one in series(points)
-        for last in one.points[-1:]
-    ]
+    return [Comparable(one.key, last.started, last.run_id) for one in series(points) for last in one.points[-1:]]
 
 
 def old_baseline(history: History, run_id: str) -> list[str]:

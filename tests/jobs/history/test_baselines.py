@@ -24,6 +24,7 @@ from jobs.history.queries import (
     LEFT_OUT_SHOWN,
     Comparable,
     Filters,
+    SeriesKey,
     left_out,
     list_runs,
     pair_level,
@@ -50,7 +51,7 @@ def _record(
     run = synthetic.sweep_run(where / "runs", ranks=ranks, slower=slower)
     record = gather(run)
     record.run.update({"started": FIRST + night * NIGHT, "excluded": "", **columns})
-    assert write_record(history, record)
+    assert write_record(history, record).recorded
     return run
 
 
@@ -81,7 +82,7 @@ def test_a_baseline_takes_only_comparable_healthy_runs_and_names_those_it_left_o
         held = recorded_run(history, runs["held"].run_id)
         assert held is not None and (held.world_size, held.excluded) == (2, "")
         like = held.comparable()
-        assert like == Comparable("local", held.config, 1, 2, FIRST + 9 * NIGHT, held.run_id)
+        assert like == Comparable(SeriesKey("local", held.config, 1, 2), FIRST + 9 * NIGHT, held.run_id)
         healthy = [runs[f"healthy{i}"].run_id for i in range(4)]
         assert {key: [run for run, _ in past] for key, past in past_figures(history, like).items()} == {
             ("all_reduce", size): healthy for size in synthetic.SIZES

@@ -114,6 +114,6 @@ def test_a_failed_check_node_shows_as_a_failure_with_its_fail_line(history_url: 
     host.update(blamed_ranks=host["ranks"], cause=fail)
     record.run.update(task="check-node", outcome="failed", excluded="a check --node run")
     history = open_history(history_url)
-    assert write_record(history, record)
+    assert write_record(history, record).recorded
     (event,) = node_record(history, "vm")
     assert (event.what, event.detail) == ("failure", fail)
