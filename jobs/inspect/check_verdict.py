@@ -39,7 +39,7 @@ def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
     leaves = [iso.grains.leaves.get(node) for node in range(len(iso.hosts))]
     verdict = check_verdict(
         iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw, leaves,
-        iso.grains.nics,
+        iso.grains.nics, iso.named,
     )  # fmt: skip
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
     level_from = cfg.isolate.expected_from if cfg.isolate.expected_busbw else ""

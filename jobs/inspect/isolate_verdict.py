@@ -10,13 +10,24 @@ from typing import Any
 
 import msgspec
 
+from jobs.inspect.findings import run_findings
 from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.grains import judge_fabric
+from jobs.isolate.naming import switches_name
+from jobs.isolate.reasons import Finding
 from jobs.isolate.rounds import Rounds, group_figures, replay
-from jobs.isolate.verdict import EVERY_RAIL, Measured, Verdict, bisect_verdict, drain_command, exclude_override
+from jobs.isolate.verdict import (
+    EVERY_RAIL,
+    Measured,
+    Verdict,
+    bisect_verdict,
+    drain_command,
+    exclude_override,
+    rail_name,
+)
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.isolate import (
@@ -51,6 +62,8 @@ class IsolateOutcome:
     """The run has ended: the verdict will not change (only then is isolate.json recorded)."""
     grains: Grains = field(default_factory=Grains)
     """The rails, NICs and leaves the verdict was judged with."""
+    named: list[Finding] = field(default_factory=list)
+    """What the run itself named (a failed set-up, a fabric requirement, wrong elements), per host."""
 
     @property
     def found(self) -> bool:
@@ -68,6 +81,14 @@ class IsolateOutcome:
         if self.verdict is None:
             return f"slurm.exclude={collect_hostlist(self.stopped_hosts)}" if self.stopped else ""
         return exclude_override(self.hosts, self.verdict, self.stopped_hosts)
+
+    def findings(self) -> list[Finding]:
+        """Every node, rail, link and switch link the verdict named, each with its reason code."""
+        return [
+            *self.named,
+            *stopped_findings(self.stopped),
+            *verdict_findings(self.verdict, self.hosts, self.grains.nics),
+        ]
 
     def drain(self) -> str:
         return drain_command(self.hosts, self.verdict, self.run_id, self.stopped_hosts, self.grains.nics)
@@ -94,7 +115,41 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
             if end.kind in STOPPED_KINDS:
                 stopped.append(StoppedNode(end.host, f"rank {end.rank} {end.state}: {end.how}"))
     seconds = _round_seconds(run)
-    return IsolateOutcome(run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended, grains)
+    return IsolateOutcome(
+        run.run_id, hosts, rounds, verdict, stopped, outcome.problems, seconds, outcome.ended, grains,
+        run_findings(outcome),
+    )  # fmt: skip
+
+
+def stopped_findings(stopped: list[StoppedNode]) -> list[Finding]:
+    found: dict[str, str] = {}
+    for node in stopped:
+        found.setdefault(node.host, node.how)
+    return [Finding(host, "node_stopped", f"stopped answering: {how}") for host, how in found.items()]
+
+
+def verdict_findings(verdict: Verdict | None, hosts: list[str], nics: list[str]) -> list[Finding]:
+    """The verdict's bad nodes, bad rails (one finding per node, its rails together), bad links and slow
+    switch links, each with its code and figure."""
+    if verdict is None:
+        return []
+    level = f"{verdict.level:.3g} GB/s"
+    found = [Finding(hosts[f.node], "slow_node", f"busbw {f.ratio:.2f} of healthy {level}") for f in verdict.bad_nodes]
+    rails: dict[int, list[str]] = {}
+    for fault in verdict.bad_rails:
+        rails.setdefault(fault.node, []).append(f"{rail_name(fault.rail, nics)} busbw {fault.ratio:.2f}")
+    found += [
+        Finding(hosts[node], "slow_rail", f"{', '.join(said)} of healthy {level}") for node, said in rails.items()
+    ]
+    found += [
+        Finding("-".join(hosts[n] for n in link.nodes), "slow_link", f"busbw {link.ratio:.2f} of healthy {level}")
+        for link in verdict.bad_links
+    ]
+    found += [
+        Finding(switches_name(fault.switches) or "cut", "slow_link", f"busbw {fault.ratio:.2f} of healthy {level}")
+        for fault in verdict.switch_faults
+    ]
+    return found
 
 
 def _judged(rounds: Rounds) -> list[Measured]:
@@ -158,6 +213,7 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
         exclude=iso.exclude(),
         drain=iso.drain(),
         problems=iso.problems,
+        findings=iso.findings(),
     )
     verdict = iso.verdict
     if verdict is not None:

@@ -11,13 +11,19 @@ from dataclasses import dataclass, field
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import rail_fault_reason, switch_fault_line
+from jobs.isolate.reasons import Code, Finding
 from jobs.isolate.verdict import Measured
+
+SWITCH_LINE_HEADS = ("SLOW SWITCH LINK ", "CUT ")
+"""How a switch fault's line starts: these are the verdict's `links`; a slow pair's link is only a note."""
 
 
 @dataclass(frozen=True, slots=True)
 class Cordoned:
     host: str
     reason: str
+    code: Code = "slow_node"
+    """Why, as a reason code (jobs.isolate.reasons)."""
 
 
 @dataclass(slots=True)
@@ -36,6 +42,13 @@ class CheckVerdict:
     links: list[str] = field(default_factory=list)
     """Slow switch links (or, with no topology, cuts in the matrix), one line each: the link, its rail, the
     nodes behind it. No node is cordoned for one."""
+
+    link_findings: list[Finding] = field(default_factory=list)
+    """The slow links and switch links as findings (code slow_link): named, never drained."""
+
+    def findings(self) -> list[Finding]:
+        """Every node cordoned with its code, then the slow links."""
+        return [Finding(node.host, node.code, node.reason) for node in self.cordoned] + self.link_findings
 
     @property
     def measured(self) -> bool:
@@ -58,14 +71,20 @@ def check_verdict(
     expected_busbw: float = 0.0,
     leaves: Sequence[str | None] = (),
     nics: Sequence[str] = (),
+    failed: Sequence[Finding] = (),
 ) -> CheckVerdict:
     """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
     ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
-    each rail's NIC, for the reasons."""
+    each rail's NIC, for the reasons; `failed`: nodes the run itself named (a failed set-up, a fabric
+    requirement), cordoned first."""
     whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
     pairs = [m for m in measured if m.round != WHOLE_ROUND]
-    reasons = {host: f"its ranks stopped: {how}" for host, how in stopped.items()}
-    level, notes, links = 0.0, list[str](), list[str]()
+    reasons: dict[str, Cordoned] = {}
+    for finding in failed:
+        reasons.setdefault(finding.host, Cordoned(finding.host, finding.figure, finding.code))
+    for host, how in stopped.items():
+        reasons.setdefault(host, Cordoned(host, f"its ranks stopped: {how}", "node_stopped"))
+    level, notes, links = 0.0, list[str](), list[Finding]()
     if pairs:
         level, slow_notes, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
         notes += slow_notes
@@ -77,10 +96,11 @@ def check_verdict(
             f"the whole allocation ran at {whole:.3g} GB/s, under {1 - tolerance:.2f} of the expected "
             f"{expected_busbw:.3g}, while no pair was slow: a fault beyond pairs (a switch, routing); run isolate"
         )
-    cordoned = [Cordoned(host, reasons[host]) for host in hosts if host in reasons]
+    cordoned = [reasons[host] for host in hosts if host in reasons]
     vetted = [host for host in hosts if host not in reasons and host in seen]
     unchecked = [host for host in hosts if host not in reasons and host not in seen]
-    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, links)
+    lines = [finding.figure for finding in links if finding.figure.startswith(SWITCH_LINE_HEADS)]
+    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, lines, links)
 
 
 def _judge_pairs(
@@ -88,18 +108,22 @@ def _judge_pairs(
     pairs: Sequence[Measured],
     tolerance: float,
     expected_busbw: float,
-    reasons: dict[str, str],
+    reasons: dict[str, Cordoned],
     leaves: Sequence[str | None],
     nics: Sequence[str],
-) -> tuple[float, list[str], list[str]]:
+) -> tuple[float, list[str], list[Finding]]:
     known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
     verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
     source = "expected" if expected_busbw else "median"
     for node in verdict.bad_nodes:
+        host = hosts[node.node]
         reasons.setdefault(
-            hosts[node.node],
-            f"busbw {node.median_busbw:.3g} GB/s, {node.ratio:.2f} of the {source} {verdict.level:.3g} GB/s, "
-            f"{node.slow} of {node.measurements} group(s) slow",
+            host,
+            Cordoned(
+                host,
+                f"busbw {node.median_busbw:.3g} GB/s, {node.ratio:.2f} of the {source} {verdict.level:.3g} GB/s, "
+                f"{node.slow} of {node.measurements} group(s) slow",
+            ),
         )
     notes = [
         f"slow link {hosts[a]}-{hosts[b]}: {link.busbw:.3g} GB/s, {link.ratio:.2f} of the level, while both nodes "
@@ -111,16 +135,25 @@ def _judge_pairs(
     for fault in verdict.bad_rails:
         by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))
     for index, said in by_node.items():
-        reasons.setdefault(hosts[index], "; ".join(said))
+        reasons.setdefault(hosts[index], Cordoned(hosts[index], "; ".join(said), "slow_rail"))
     links = [
-        ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
+        Finding(
+            "-".join(fault.switches) or "cut",
+            "slow_link",
+            ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics),
+        )
         for fault in verdict.switch_faults
+    ]
+    links += [
+        Finding(f"{hosts[a]}-{hosts[b]}", "slow_link", f"link {hosts[a]}-{hosts[b]} {link.busbw:.3g} GB/s")
+        for link in verdict.bad_links
+        for a, b in [link.nodes]
     ]
     return verdict.level, notes, links
 
 
 def _judge_whole_pair(
-    hosts: Sequence[str], whole: float, tolerance: float, expected_busbw: float, reasons: dict[str, str]
+    hosts: Sequence[str], whole: float, tolerance: float, expected_busbw: float, reasons: dict[str, Cordoned]
 ) -> list[str]:
     """Two nodes: their one measurement is the pair; only an expected level can call it slow."""
     if not expected_busbw:
@@ -129,7 +162,10 @@ def _judge_whole_pair(
         for host in hosts:
             reasons.setdefault(
                 host,
-                f"busbw {whole:.3g} GB/s, {whole / expected_busbw:.2f} of the expected {expected_busbw:.3g} "
-                "GB/s in the only pair (two nodes: which one cannot be told)",
+                Cordoned(
+                    host,
+                    f"busbw {whole:.3g} GB/s, {whole / expected_busbw:.2f} of the expected {expected_busbw:.3g} "
+                    "GB/s in the only pair (two nodes: which one cannot be told)",
+                ),
             )
     return []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobs.rundir.records.codec import Format, Plain
+from jobs.rundir.records.findings import Finding
 
 PLAN_VERSION = 3
 
@@ -58,8 +59,8 @@ def _same(plain: Plain) -> Plain:
     return plain
 
 
-ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same, 2: _same}, pretty=True)
-ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same, 2: _same})
+ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same, 2: _same, 3: _same}, pretty=True)
+ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same, 2: _same, 3: _same})
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,7 @@ class SwitchVerdict:
     """The verdict's line for it, as printed."""
 
 
-VERDICT_VERSION = 3
+VERDICT_VERSION = 4
 
 
 @dataclass(kw_only=True, slots=True)
@@ -189,8 +190,11 @@ class IsolateVerdict:
     """Every (node, rail) measured, judged on its rail's measurements (empty when not rail-aligned)."""
     bad_rails: list[RailVerdict] = field(default_factory=list)
     switch_faults: list[SwitchVerdict] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Every node, rail, link and switch link named, each with its reason code (jobs.isolate.reasons):
+    what a drain reason, the history and the exports carry."""
     version: int = VERDICT_VERSION
     """The format of this file."""
 
 
-ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same, 2: _same}, pretty=True)
+ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same, 2: _same, 3: _same}, pretty=True)
