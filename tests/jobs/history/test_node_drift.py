@@ -47,7 +47,8 @@ def test_a_node_slowed_a_little_in_each_run_is_named_while_above_the_fixed_toler
     assert drift.mads_below == (drift.median - drift.latest.busbw) / scale > 3
     for host in HEALTHY:
         steady = node_drift(history, host)
-        assert steady is not None and steady.enough and not steady.drifted, (host, steady.mads_below)
+        assert steady is not None
+        assert steady.enough and not steady.drifted, (host, steady.mads_below)
         assert abs(steady.mads_below) < 1, "noise of a few parts in a thousand is well inside 3 MAD"
 
 
