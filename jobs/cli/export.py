@@ -1,15 +1,20 @@
 """`collbench export prometheus RUN_OR_SWEEP`: a run's (or a sweep's runs') figures as Prometheus metrics,
 printed, written as a node_exporter textfile, and/or pushed to a Pushgateway (jobs/inspect/exports/
-prometheus.py builds them; docs/exports.md lists them). Reads the run directory only."""
+prometheus.py builds them; docs/exports.md lists them), each row with the results history's baseline
+(jobs/history/export_baseline.py). Reads the run directory and the history only."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jobs.config.model import ConfigError
 from jobs.rundir.layout import RunDir, find_run
+
+if TYPE_CHECKING:
+    from jobs.inspect.exports.prometheus import Baselines
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,6 +41,18 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the config label (default: task-backend-<nodes>n<ranks>r-<the history's config fingerprint>)",
     )
     prom.add_argument("--timeout", type=float, default=10.0, metavar="S", help="Pushgateway timeout (default 10 s)")
+    history = prom.add_mutually_exclusive_group()
+    history.add_argument(
+        "--db",
+        dest="history_url",
+        metavar="URL",
+        default=None,
+        help="the results history whose baseline each row carries (default: the run's history.url); one that "
+        "is not there or does not answer: exported without those series, said in one line",
+    )
+    history.add_argument(
+        "--no-history", action="store_true", help="leave the history's baseline series out (the history is not read)"
+    )
     prom.set_defaults(handler=cmd_prometheus)
 
 
@@ -51,6 +68,16 @@ def _runs(ref: str, output_dir: str) -> list[RunDir]:
     return [find_run(ref, output_dir)]
 
 
+def _baselines(args: argparse.Namespace) -> Baselines | None:
+    """Where each row's history baseline comes from: --db, else each run's own history.url; none with
+    --no-history."""
+    if args.no_history:
+        return None
+    from jobs.history.export_baseline import HistoryBaselines
+
+    return HistoryBaselines(args.history_url)
+
+
 def cmd_prometheus(args: argparse.Namespace) -> int:
     from jobs.ending import prometheus_delivery
     from jobs.inspect.exports import prometheus
@@ -58,16 +85,18 @@ def cmd_prometheus(args: argparse.Namespace) -> int:
 
     try:
         runs = _runs(args.run, args.output_dir)
+        baselines = _baselines(args)
         if args.textfile is None and args.pushgateway is None:
-            print(prometheus.exposition(prometheus.registry_of(runs, args.cluster, args.config_label)), end="")
+            registry = prometheus.registry_of(runs, args.cluster, args.config_label, baselines)
+            print(prometheus.exposition(registry), end="")
             return 0
         if args.textfile is not None:
-            registry = prometheus.registry_of(runs, args.cluster, args.config_label)
+            registry = prometheus.registry_of(runs, args.cluster, args.config_label, baselines)
             prometheus_delivery.write_textfile(Path(args.textfile), registry)
             print(f"collbench: metrics of {len(runs)} run(s) written to {args.textfile}", file=sys.stderr)
         if args.pushgateway is not None:
             for run in runs:
-                metrics = prometheus.run_metrics(run, args.cluster, args.config_label)
+                metrics = prometheus.run_metrics(run, args.cluster, args.config_label, baselines=baselines)
                 prometheus_delivery.push(args.pushgateway, metrics, args.timeout)
                 group = ", ".join(f"{k}={v}" for k, v in metrics.grouping_key.items())
                 print(f"collbench: {run.run_id} pushed to {args.pushgateway} (job=collbench, {group})", file=sys.stderr)

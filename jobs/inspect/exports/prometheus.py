@@ -14,13 +14,14 @@ Reads the run directory only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from collectives.results import SummaryRow
 from jobs.config.fingerprint import config_fingerprint
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
@@ -59,6 +60,27 @@ RAIL = (*GROUP, "hostname", "rail", "hca")
 RAIL_VERDICTS = ("healthy", "slow")
 SWITCH = (*GROUP, "switch", "rail")
 """`rail`: '' when the link is slow on every rail (or the verdict is not rail-aligned)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowBaseline:
+    """The results history's baseline of one exported row: the busbw (GB/s) median and median absolute
+    deviation of the same row in the last healthy runs comparable to the run (the history's rules:
+    jobs/history/export_baseline.py), and how many runs that is (0: none; median and MAD then unknown)."""
+
+    median: float | None
+    mad: float | None
+    runs: int
+
+
+BaselineKey = tuple[str, str, str, int, int, bool]
+"""An exported row as the history keys it: (op, dtype, reduce op, root, requested size, in place)."""
+Baselines = Callable[[RunDir, RunOutcome], Mapping[BaselineKey, RowBaseline] | None]
+"""Each run's row baselines, from a history the caller opens (None: no history to ask; no series then)."""
+
+
+def baseline_key(row: SummaryRow) -> BaselineKey:
+    return (row.op, row.dtype, row.redop, row.root, row.requested_size, row.in_place)
 
 
 class ExportError(ValueError):
@@ -129,33 +151,47 @@ def default_config_label(outcome: RunOutcome) -> str:
 
 
 def run_metrics(
-    run: RunDir, cluster: str | None = None, config_label: str | None = None, outcome: RunOutcome | None = None
+    run: RunDir,
+    cluster: str | None = None,
+    config_label: str | None = None,
+    outcome: RunOutcome | None = None,
+    baselines: Baselines | None = None,
 ) -> RunMetrics:
-    """One run's metrics and its grouping key; `outcome`: the run's, when the caller has read it already."""
+    """One run's metrics and its grouping key; `outcome`: the run's, when the caller has read it already;
+    `baselines`: where each row's history baseline comes from (None: no baseline series)."""
     families = _Families()
-    key = add_run(families, run, cluster, config_label, outcome)
+    key = add_run(families, run, cluster, config_label, outcome, baselines)
     registry = CollectorRegistry(auto_describe=True)
     registry.register(_Collected(families))
     return RunMetrics(run, key, registry)
 
 
 def registry_of(
-    runs: Sequence[RunDir], cluster: str | None = None, config_label: str | None = None
+    runs: Sequence[RunDir],
+    cluster: str | None = None,
+    config_label: str | None = None,
+    baselines: Baselines | None = None,
 ) -> CollectorRegistry:
     """Every run's metrics in one registry (a textfile, or stdout)."""
     families = _Families()
     for run in runs:
-        add_run(families, run, cluster, config_label)
+        add_run(families, run, cluster, config_label, baselines=baselines)
     registry = CollectorRegistry(auto_describe=True)
     registry.register(_Collected(families))
     return registry
 
 
 def add_run(
-    families: _Families, run: RunDir, cluster: str | None, config_label: str | None, outcome: RunOutcome | None = None
+    families: _Families,
+    run: RunDir,
+    cluster: str | None,
+    config_label: str | None,
+    outcome: RunOutcome | None = None,
+    baselines: Baselines | None = None,
 ) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
     outcome = outcome or assess(run)
+    known = baselines(run, outcome) if baselines is not None else None
     cfg = outcome.config
     group = [cluster or default_cluster(run), config_label or default_config_label(outcome)]
     add = families.add
@@ -204,9 +240,29 @@ def add_run(
         if row.wrong >= 0:
             add("wrong_elements", "Wrong output elements (#wrong), summed over the ranks.", ROW, labels,
                 float(row.wrong))  # fmt: skip
+        if known is not None:
+            _add_baseline(families, labels, known.get(baseline_key(row), NO_BASELINE))
     if cfg.task == "isolate":
         _add_isolate(families, run, outcome, group)
     return dict(zip(GROUP, group, strict=True))
+
+
+NO_BASELINE = RowBaseline(None, None, 0)
+
+
+def _add_baseline(families: _Families, labels: Sequence[str], found: RowBaseline) -> None:
+    """The history's baseline of one row beside its busbw: how many healthy comparable runs it takes (0 too,
+    so that a rule can tell "no history" from "no export"), and their median and MAD where there are any."""
+    add = families.add
+    add("bus_bandwidth_baseline_runs", "Healthy comparable runs in the results history's baseline of this row "
+        "(the same cluster, config fingerprint, nodes and ranks; the last healthy ones before this run).", ROW, labels,
+        float(found.runs))  # fmt: skip
+    if found.median is None or found.mad is None:
+        return
+    add("bus_bandwidth_baseline_median_bytes_per_second", "The median busbw of this row over those runs.", ROW,
+        labels, found.median * GB)  # fmt: skip
+    add("bus_bandwidth_baseline_mad_bytes_per_second", "The median absolute deviation of this row's busbw over "
+        "those runs.", ROW, labels, found.mad * GB)  # fmt: skip
 
 
 def _add_isolate(families: _Families, run: RunDir, outcome: RunOutcome, group: list[str]) -> None:
