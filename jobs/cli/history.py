@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jobs.cli.history_args import history_url, never_seen, open_view, say, say_unmatched, view_filters
+from jobs.cli.history_node import add_drift_options, cmd_node_drift, wants_drift
 from jobs.cli.history_rows import Row, csv_text, print_rows
 from jobs.cli.history_trend import cmd_trend
 from jobs.config.model import ConfigError
@@ -48,6 +49,7 @@ def add_command(commands: Any) -> None:
     trend.set_defaults(handler=cmd_trend)
     node = _view(views, "node", "every isolate, fabric, failure and slow-host verdict that named a node")
     node.add_argument("host")
+    add_drift_options(node)
     node.set_defaults(handler=_cmd_node)
     switch = _view(views, "switch", "every slow switch link the isolate and check verdicts named at a switch")
     switch.add_argument(
@@ -140,6 +142,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_node(args: argparse.Namespace) -> int:
     from jobs.history.node_record import node_record
 
+    if wants_drift(args):
+        return cmd_node_drift(args)
     with open_view(args) as history:
         events = node_record(history, args.host)
         unknown = [] if events else never_seen(history, {"host": args.host})
