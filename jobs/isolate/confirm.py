@@ -1,14 +1,17 @@
 """pairs and random: every round known in advance, then the slow pairs measured again before they are named.
 
 One figure is one sample: on a loaded or noisy fabric a healthy pair can fall under the level once. After the
-plan, every pair the verdict would name a bad link on some rail (slow, while neither of its nodes is bad) is
-measured again on every rail, disjoint pairs at once, for at most isolate.confirm_rounds rounds; the verdict
-then judges each (pair, rail) by its last figure. The suspects come from the verdict itself (judge_fabric
-over what the rounds measured, rail by rail, with the leaves), so what would be named is what is measured
-again. They are asked for again before each confirming round: the figures measured again move the healthy
-level, and a pair that was above the threshold before may be under it now (seen on the test cluster: a link
-named on one figure, while the round re-measured two pairs that proved fast). A bad node's pairs are not:
-most of its figures are slow, and that is the verdict already."""
+plan, every pair the verdict holds unconfirmed on some rail (slow in one figure: a link it would name, or the one
+pair a node was measured in on a rail) is measured again on every rail, disjoint pairs at once, for at most
+isolate.confirm_rounds rounds. The suspects come from the verdict itself (judge_fabric over what the rounds
+measured, rail by rail, with the leaves, `confirming`), so what would be named is what is measured again. They
+are asked for again before each confirming round: a pair above the threshold before may be under it now (seen on
+the test cluster: a link named on one figure, while the round re-measured two pairs that proved fast). A bad
+node's pairs are not: most of its figures are slow, and that is the verdict already.
+
+The verdict then judges each (pair, rail) by its last figure, and names a link only when it was slow twice. More
+suspects than the confirming rounds can measure leave some slow in one figure only: those are unconfirmed
+(verdict.unconfirmed), named neither bad link, rail nor node, drain nothing and leave the exit status 0."""
 
 from __future__ import annotations
 
@@ -52,14 +55,20 @@ class ConfirmedPlan:
         return None  # the suspects are judged from `measured`, rail by rail
 
 
+def confirming(planner: object) -> bool:
+    """The rounds' planner measures slow pairs again: the verdict is then to be judged with `confirming`."""
+    return isinstance(planner, ConfirmedPlan) and planner.confirm_rounds > 0
+
+
 def slow_pairs(
     measured: list[Measured], tolerance: float, expected_busbw: float, leaves: Mapping[int, str] | None
 ) -> list[Group]:
-    """The pairs the verdict would name bad links on some rail, from what the plan measured."""
+    """The pairs the verdict holds unconfirmed on some rail (slow in one figure only), from what was measured: a
+    link it would name, or the one pair a node was measured in on a rail (a bad rail or node on one figure)."""
     if not measured:
         return []
-    links = judge_fabric(measured, tolerance, expected_busbw, leaves or None).bad_links
-    return list(dict.fromkeys(link.nodes for link in links))
+    verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True)
+    return list(dict.fromkeys(link.nodes for link in verdict.unconfirmed))
 
 
 def disjoint(pairs: list[Group]) -> tuple[Round, list[Group]]:

@@ -28,6 +28,7 @@ from jobs.isolate.verdict import (
     NodeFigures,
     RailFault,
     SwitchFault,
+    Unconfirmed,
     Verdict,
     judge,
     spread,
@@ -42,9 +43,12 @@ def judge_fabric(
     tolerance: float = DEFAULT_TOLERANCE,
     expected_busbw: float = 0.0,
     leaves: Mapping[int, str] | None = None,
+    confirming: bool = False,
 ) -> Verdict:
     """The verdict at every grain. `leaves`: node index -> its leaf switch (all rails share the node's leaf
-    name: a rail-optimized fabric has one leaf per rail for the same set of nodes); None: not known."""
+    name: a rail-optimized fabric has one leaf per rail for the same set of nodes); None: not known.
+    `confirming`: isolate's confirmation was on (jobs.isolate.confirm), so nothing is named on one slow figure:
+    a pair slow once, never slow again, is unconfirmed (verdict.unconfirmed), not a bad link, rail or node."""
     records = list(measured)
     if not records:
         raise ValueError("no measurement to judge")
@@ -55,7 +59,7 @@ def judge_fabric(
     level = expected_busbw or healthy_level(within, planned)
     faults, across = _switch_faults(pairs, leaf_of, level, tolerance, named=bool(leaves))
     kept = [r for r in records if id(r) not in across]
-    verdict = _nodes_and_rails(kept or records, level, tolerance)
+    verdict = _nodes_and_rails(kept or records, level, tolerance, confirming)
     verdict.switch_faults = faults
     verdict.spread = spread(records)
     verdict.notes += _noise_note(records, level, tolerance)
@@ -263,13 +267,15 @@ def _by_matrix(pairs: Sequence[Measured], tolerance: float, expected_busbw: floa
 # ---- 3. nodes and rails
 
 
-def _nodes_and_rails(records: Sequence[Measured], level: float, tolerance: float) -> Verdict:
+def _nodes_and_rails(records: Sequence[Measured], level: float, tolerance: float, confirming: bool) -> Verdict:
     by_rail: dict[int, list[Measured]] = defaultdict(list)
     for record in records:
         by_rail[record.rail].append(record)
     per_rail = {rail: judge(mine, tolerance, level) for rail, mine in sorted(by_rail.items())}
     units = [replace_rail(figures, rail) for rail, v in per_rail.items() for figures in v.nodes]
-    bad_units = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes}
+    # a (node, rail) bad on one figure (its only one): with confirmation on, it names neither rail nor node
+    once = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes if confirming and f.slow < 2}
+    bad_units = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes} - once
     rails_of: dict[int, list[int]] = defaultdict(list)
     for unit in units:
         rails_of[unit.node].append(unit.rail)
@@ -292,7 +298,42 @@ def _nodes_and_rails(records: Sequence[Measured], level: float, tolerance: float
     verdict = Verdict(level, 0.0, tolerance, nodes, [f for f in nodes if f.node in bad_nodes], links)
     verdict.units = units
     verdict.bad_rails = sorted(rail_faults, key=lambda f: (f.node, f.rail))
+    if confirming:
+        alone = _pairs_of(once, by_rail, bad_units | {(node, rail) for node in bad_nodes for rail in by_rail}, level)
+        verdict.bad_links, verdict.unconfirmed = _settled(links + alone, records, level * (1 - tolerance))
     return verdict
+
+
+def _pairs_of(
+    once: set[tuple[int, int]], by_rail: Mapping[int, list[Measured]], bad: set[tuple[int, int]], level: float
+) -> list[BadLink]:
+    """The pair each (node, rail) in `once` was measured in, as a link, unless its other node is bad on that rail
+    on figures of its own (which the pair's slowness is then)."""
+    found: dict[tuple[Group, int], BadLink] = {}
+    for node, rail in sorted(once):
+        for record in by_rail[rail]:
+            others = {(other, rail) for other in record.nodes if other != node}
+            if node in record.nodes and len(record.nodes) == 2 and not others & bad:
+                ratio = record.busbw / level if level else 0.0
+                found[(record.nodes, rail)] = BadLink(record.nodes, record.busbw, ratio, rail)
+    return list(found.values())
+
+
+def _settled(
+    links: Sequence[BadLink], records: Sequence[Measured], threshold: float
+) -> tuple[list[BadLink], list[Unconfirmed]]:
+    """The links slow in two figures or more (a pair measured again and slow again), and those slow in one."""
+    figures: dict[tuple[Group, int], list[float]] = defaultdict(list)
+    for record in records:
+        figures[(record.nodes, record.rail)].append(record.busbw)
+    confirmed, unconfirmed = [], []
+    for link in links:
+        mine = figures[(link.nodes, link.rail)]
+        if sum(busbw < threshold for busbw in mine) >= 2:
+            confirmed.append(link)
+        else:
+            unconfirmed.append(Unconfirmed(link.nodes, link.busbw, link.ratio, link.rail, len(mine)))
+    return confirmed, sorted(unconfirmed, key=lambda u: (u.rail, u.nodes))
 
 
 def _most(bad: int, rails: Sequence[int]) -> bool:

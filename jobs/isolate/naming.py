@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.isolate.verdict import RailFault, SwitchFault, rail_name
+from jobs.isolate.verdict import EVERY_RAIL, RailFault, SwitchFault, Unconfirmed, rail_name
 from slurm.hostlist import collect_hostlist
 
 
@@ -47,4 +47,16 @@ def rail_fault_reason(fault: RailFault, level: float, source: str, nics: Sequenc
     return (
         f"{rail_name(fault.rail, nics)} busbw {fault.median_busbw:.3g} GB/s, {fault.ratio:.2f} of the {source} "
         f"{level:.3g} GB/s, {fault.slow} of {fault.measurements} group(s) slow; its other rails healthy ({healthy})"
+    )
+
+
+def unconfirmed_line(link: Unconfirmed, hosts: Sequence[str], nics: Sequence[str] = ()) -> str:
+    """'unconfirmed: link a-b measured once at X GB/s (Y of the level); re-run isolate to confirm' (with its rail
+    when rail-aligned): a slow figure the confirming rounds had no room to measure again, named as nothing."""
+    a, b = (hosts[node] for node in link.nodes)
+    on = f" on {rail_name(link.rail, nics)}" if link.rail != EVERY_RAIL else ""
+    once = "measured once" if link.measurements == 1 else f"slow once in {link.measurements} measurements"
+    return (
+        f"unconfirmed: link {a}-{b}{on} {once} at {link.busbw:.3g} GB/s ({link.ratio:.2f} of the level); "
+        "re-run isolate to confirm"
     )

@@ -54,6 +54,21 @@ class BadLink:
 
 
 @dataclass(frozen=True, slots=True)
+class Unconfirmed:
+    """A pair slow on one rail in one figure only, never confirmed by a second, while isolate's confirmation was
+    on: the confirming rounds had no room left to measure it again. It would have named a bad link (or, when it
+    was all a node's rail had, a bad rail or node); one figure is one sample, so it names none and drains none."""
+
+    nodes: Group
+    busbw: float
+    """Its slow figure (GB/s)."""
+    ratio: float
+    rail: int = EVERY_RAIL
+    measurements: int = 1
+    """How often the pair was measured on this rail (more than once only when a random plan drew it twice)."""
+
+
+@dataclass(frozen=True, slots=True)
 class RailFault:
     """One rail of one node slow, while the node's other rails are healthy."""
 
@@ -104,6 +119,8 @@ class Verdict:
     switch_faults: list[SwitchFault] = field(default_factory=list)
     rail_matrix: dict[tuple[int, int, int], float] = field(default_factory=dict)
     """busbw of every pair measured on one rail: (low, high, rail) -> GB/s."""
+    unconfirmed: list[Unconfirmed] = field(default_factory=list)
+    """With confirmation on: the pairs slow in one figure only, named neither bad link, rail nor node (not found)."""
 
     @property
     def found(self) -> bool:

@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jobs.config.isolate_settings import IsolateSettings
+from jobs.isolate.confirm import confirming
+from jobs.isolate.grains import judge_fabric
+from jobs.isolate.naming import unconfirmed_line
 from jobs.isolate.plan import Group, pairs_plan
 from jobs.isolate.rounds import GroupKey, Rounds
-from jobs.isolate.verdict import judge
+from jobs.isolate.verdict import Unconfirmed, Verdict, judge
 
 HOSTS = [f"n{i}" for i in range(1, 7)]
+ONE_ROUND = IsolateSettings(mode="pairs", confirm_rounds=1)
 
 
 def run(figure: Callable[[int, Group], float], settings: IsolateSettings | None = None) -> Rounds:
@@ -49,8 +53,6 @@ def test_no_confirmation_when_asked_for_none() -> None:
 
 def test_a_dip_on_one_rail_is_what_is_measured_again() -> None:
     """The suspects are the verdict's own, rail by rail: a pair slow on one rail of two is measured again."""
-    from jobs.isolate.grains import judge_fabric
-
     rounds = Rounds(IsolateSettings(mode="pairs"), HOSTS, [0, 1])
     while (groups := rounds.start()) is not None:
         number = rounds.round_no
@@ -76,8 +78,6 @@ def test_figures_measured_again_do_not_move_the_level() -> None:
     plan's load: the level is taken over each pair's first figure, so a healthy planned pair never falls under a
     threshold the confirmation raised (seen on the test cluster: a healthy link named, measured once, after the
     last confirming round)."""
-    from jobs.isolate.grains import judge_fabric
-
     dips = {(1, 3), (2, 3), (2, 4)}
 
     def figure(number: int, group: Group) -> float:
@@ -89,3 +89,56 @@ def test_figures_measured_again_do_not_move_the_level() -> None:
     assert max(m.round for m in rounds.measured) > 5, "the dips were measured again"
     planned = [m for m in rounds.measured if m.round <= 5]
     assert judge_fabric(rounds.measured).level == judge_fabric(planned).level
+
+
+def judged(rounds: Rounds) -> Verdict:
+    """The verdict as isolate's judges it: with `confirming` when its planner measured slow pairs again."""
+    return judge_fabric(rounds.measured, confirming=confirming(rounds.planner))
+
+
+def test_more_suspects_than_confirming_rounds_leave_a_link_measured_once_unconfirmed_not_bad() -> None:
+    """Two pairs slow once that share node 0, one confirming round: (0, 1) is measured again and proves fast,
+    (0, 2) never is. Its one low figure names no bad link (and costs no exit status): it is unconfirmed."""
+    slow = {(0, 1), (0, 2)}
+    rounds = run(lambda number, group: 0.1 if group in slow and number <= 5 else 10.0, ONE_ROUND)
+    assert [m.nodes for m in rounds.measured if m.round > 5] == [(0, 1)], "no room left for (0, 2)"
+    verdict = judged(rounds)
+    assert verdict.bad_links == [] and verdict.bad_nodes == [] and verdict.bad_rails == [] and not verdict.found
+    assert verdict.unconfirmed == [Unconfirmed((0, 2), 0.1, 0.01)]
+    assert unconfirmed_line(verdict.unconfirmed[0], HOSTS) == (
+        "unconfirmed: link n1-n3 measured once at 0.1 GB/s (0.01 of the level); re-run isolate to confirm"
+    )
+
+
+def test_a_link_slow_again_when_measured_again_is_named_bad_with_confirmation_on() -> None:
+    rounds = run(lambda number, group: 0.1 if group == (1, 4) else 10.0, ONE_ROUND)
+    verdict = judged(rounds)
+    assert [link.nodes for link in verdict.bad_links] == [(1, 4)] and verdict.unconfirmed == [] and verdict.found
+
+
+def test_with_confirmation_off_a_link_measured_once_is_named_bad_as_before() -> None:
+    slow = {(0, 1), (0, 2)}
+    rounds = run(lambda number, group: 0.1 if group in slow else 10.0, IsolateSettings(mode="pairs", confirm_rounds=0))
+    assert not confirming(rounds.planner)
+    verdict = judged(rounds)
+    assert [link.nodes for link in verdict.bad_links] == [(0, 1), (0, 2)] and verdict.unconfirmed == []
+
+
+def test_two_nodes_slow_on_one_rail_once_are_measured_again_not_named_on_one_figure() -> None:
+    """With two nodes each (node, rail) has one figure: a dip on rail 1 would name rail 1 of both nodes bad on
+    that one figure, so their pair is a suspect too. Measured again fast, nothing is named; slow again, both
+    rails are (the pair cannot tell which node's NIC it is)."""
+
+    def run_two(slow_again: bool) -> Rounds:
+        rounds = Rounds(IsolateSettings(mode="pairs"), HOSTS[:2], [0, 1])
+        while (groups := rounds.start()) is not None:
+            dip = rounds.round_no == 1 or slow_again
+            figures = {rounds.key(g, rail): 2.0 if rail == 1 and dip else 10.0 for g in groups for rail in (0, 1)}
+            assert rounds.finish(figures)
+        return rounds
+
+    healthy = run_two(slow_again=False)
+    assert healthy.round_no == 2, "the one pair, then measured again"
+    assert not judged(healthy).found and judged(healthy).unconfirmed == []
+    faulty = judged(run_two(slow_again=True))
+    assert [(f.node, f.rail) for f in faulty.bad_rails] == [(0, 1), (1, 1)] and faulty.unconfirmed == []

@@ -166,3 +166,40 @@ def test_noise_too_wide_for_the_tolerance_is_said(sigma: float, noted: bool) -> 
     verdict = judge_fabric(measure(16, [0, 1], lambda a, b, rail: HEALTHY * max(0.05, draw.gauss(1, sigma))))
     said = [note for note in verdict.notes if "too wide for a tolerance of 15%" in note]
     assert bool(said) == noted, verdict.notes
+
+
+# ---- with isolate's confirmation on: nothing named on one slow figure
+
+
+def test_confirming_leaves_a_node_rail_and_node_measured_once_unconfirmed() -> None:
+    """Two nodes, one pair, one figure a rail: rail 1 slow names rail 1 of both nodes on that one figure, and at
+    the node grain both nodes. With confirmation on, that figure is unconfirmed, named neither rail nor node."""
+    rails = [Measured(1, (0, 1), HEALTHY, 0), Measured(1, (0, 1), SLOW, 1)]
+    before = judge_fabric(rails)
+    assert [(f.node, f.rail) for f in before.bad_rails] == [(0, 1), (1, 1)], "as today, confirmation off"
+    after = judge_fabric(rails, confirming=True)
+    assert after.bad_rails == [] and after.bad_nodes == [] and after.bad_links == [] and not after.found
+    assert [(u.nodes, u.rail, u.busbw, u.measurements) for u in after.unconfirmed] == [((0, 1), 1, SLOW, 1)]
+    node_grain = [Measured(1, (0, 1), SLOW)]
+    assert [f.node for f in judge_fabric(node_grain, expected_busbw=HEALTHY).bad_nodes] == [0, 1]
+    alone = judge_fabric(node_grain, expected_busbw=HEALTHY, confirming=True)
+    assert not alone.found and [(u.nodes, u.rail) for u in alone.unconfirmed] == [((0, 1), EVERY_RAIL)]
+
+
+def test_confirming_still_names_a_node_rail_and_link_each_slow_in_two_figures_or_more() -> None:
+    """A slow node's and a slow rail's verdict rests on many figures, each measured once: still named. A pair
+    measured twice and slow both times is a bad link; slow once of a random plan's two draws, unconfirmed."""
+    node = judge_fabric(
+        measure(6, [0, 1], lambda a, b, rail: SLOW if 4 in (a, b) else ripple(a, b, rail)), confirming=True
+    )
+    assert [f.node for f in node.bad_nodes] == [4] and node.unconfirmed == []
+    rail = judge_fabric(
+        measure(6, [0, 1], lambda a, b, r: SLOW if r == 1 and 2 in (a, b) else ripple(a, b, r)), confirming=True
+    )
+    assert [(f.node, f.rail) for f in rail.bad_rails] == [(2, 1)] and rail.unconfirmed == []
+    pairs = measure(6, [EVERY_RAIL], ripple)
+    twice = [*pairs, Measured(6, (0, 3), SLOW), Measured(7, (0, 3), SLOW), Measured(6, (1, 4), HEALTHY)]
+    twice.append(Measured(7, (1, 4), SLOW))
+    verdict = judge_fabric(twice, confirming=True)
+    assert [link.nodes for link in verdict.bad_links] == [(0, 3)]
+    assert [(u.nodes, u.measurements) for u in verdict.unconfirmed] == [((1, 4), 3)]

@@ -9,7 +9,8 @@ from itertools import combinations
 
 from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.check_plan import WHOLE_ROUND
-from jobs.isolate.confirm import ConfirmedPlan
+from jobs.isolate.confirm import ConfirmedPlan, confirming
+from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import pairs_plan
 from jobs.isolate.verdict import EVERY_RAIL, NodeFigures, RailFault, SwitchFault, Verdict
 from tests.bench.bench_grains import (
@@ -179,3 +180,34 @@ def test_the_quick_grid_is_small() -> None:
     full = sizes(20, quick=False)
     assert [size.nodes for size in full] == [64, 1024, 4096] and full[0].trials["check"] == 20
     assert full[2].trials == {"isolate": 1, "check": 2} and full[2].counts == (1,)
+
+
+def test_isolate_with_confirmation_names_no_link_on_one_figure_and_loses_no_fault() -> None:
+    """As isolate's verdict judges its rounds (`confirming`): the links slow in one figure only, the confirming
+    rounds out of room, are unconfirmed; every fault is named as without confirmation, and every link still named
+    was slow in two figures."""
+    made = [
+        Faults("healthy", 1.0),
+        Faults("node", 0.8, nodes=frozenset({3})),
+        Faults("rail", 0.8, rails=frozenset({(40, 2)})),
+        Faults("link", 0.8, links=frozenset({("s2", 4)})),
+    ]
+    unconfirmed = 0
+    for seed, faults in enumerate(made):
+        rounds = drive(PLANS["isolate"].settings(64, seed), FABRIC, faults, 0.05, random.Random(seed))
+        assert confirming(rounds.planner)
+        before = judge_fabric(_judged(rounds), leaves=FABRIC.leaves)
+        after = judge_fabric(_judged(rounds), leaves=FABRIC.leaves, confirming=True)
+        old, new = score(FABRIC, faults, before), score(FABRIC, faults, after)
+        assert (new.exact, new.missed, new.drained, new.wrong_grain) == (old.exact, old.missed, old.drained, 0)
+        assert new.exact == 1 and new.pair_links <= old.pair_links
+        named = {(link.nodes, link.rail) for link in before.bad_links}
+        assert named == {(link.nodes, link.rail) for link in after.bad_links} | {
+            (u.nodes, u.rail) for u in after.unconfirmed
+        }
+        threshold = after.level * (1 - after.tolerance)
+        for link in after.bad_links:
+            figures = [m.busbw for m in rounds.measured if (m.nodes, m.rail) == (link.nodes, link.rail)]
+            assert sum(busbw < threshold for busbw in figures) >= 2, (link, figures)
+        unconfirmed += len(after.unconfirmed)
+    assert unconfirmed > 0, "some healthy pair fell under the level once, with no room to measure it again"
