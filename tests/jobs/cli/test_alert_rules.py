@@ -1,0 +1,110 @@
+"""The alerting rules shipped in examples/prometheus/ against Debian's `promtool` (package prometheus, the
+prometheus_tools fixture): `promtool check rules` passes, `promtool test rules` passes, every alert has a
+unit test that fires it and one that keeps it quiet, and every metric a rule reads is one a real export
+carries (or one another part of issue 30 is adding), so that the rules and the exporter cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from jobs.cli.main import main
+from tests.conftest import REPO
+from tests.jobs.cli.test_export_baseline import _history
+from tests.jobs.cli.test_export_prometheus import prometheus_tools
+from tests.jobs.rundir import synthetic
+
+__all__ = ["prometheus_tools"]  # the fixture, imported for the tests here
+
+EXAMPLES = REPO / "examples" / "prometheus"
+RULES = EXAMPLES / "collbench.rules.yml"
+TESTS = EXAMPLES / "collbench.rules.test.yml"
+ALERTS = {
+    "CollbenchBusbwBelowBaseline",
+    "CollbenchRunFailed",
+    "CollbenchBadNodeRailOrLink",
+    "CollbenchIsolateBadFound",
+    "CollbenchStale",
+    "CollbenchNodeDrained",
+    "CollbenchNodeDrift",
+}
+NOT_EXPORTED_HERE = {
+    "collbench_finding",
+    "collbench_node_drained",
+    "collbench_node_drift_mads",
+}
+"""Metrics the rules read that this exporter does not build yet: the verdict's findings and collbench's
+drains (the main session's part of issue 30), a node's drift from its own past (computed by the history's
+node record). They are left out of the drift check below; once the exporter builds one, it belongs out of
+this set and in the run the check exports."""
+METRIC = re.compile(r"\bcollbench_[a-z_]+\b")
+
+
+def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["promtool", *args], cwd=EXAMPLES, capture_output=True, text=True, check=False)
+
+
+def _rules() -> list[dict[str, Any]]:
+    groups = yaml.safe_load(RULES.read_text())["groups"]
+    return [rule for group in groups for rule in group["rules"]]
+
+
+def test_promtool_checks_the_rules(prometheus_tools: None) -> None:
+    checked = _promtool("check", "rules", RULES.name)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"SUCCESS: {len(_rules())} rules found" in checked.stdout
+
+
+def test_promtool_s_unit_tests_of_the_rules_pass(prometheus_tools: None) -> None:
+    tested = _promtool("test", "rules", TESTS.name)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "SUCCESS" in tested.stdout and "FAILED" not in tested.stdout
+
+
+def test_every_alert_is_labelled_worded_and_fired_and_kept_quiet_by_a_unit_test() -> None:
+    rules = _rules()
+    assert {rule["alert"] for rule in rules} == ALERTS
+    for rule in rules:
+        assert rule["labels"]["severity"] in ("warning", "critical"), rule["alert"]
+        words = rule["annotations"]["summary"] + rule["annotations"]["description"]
+        assert "{{ $labels.cluster }}" in words, rule["alert"]
+        labels = set(re.findall(r"\$labels\.(\w+)", words))
+        assert labels <= {"cluster", "config", "hostname", "code", "collective", "message_size", "placement", "root"}
+    cases = [case for test in yaml.safe_load(TESTS.read_text())["tests"] for case in test["alert_rule_test"]]
+    for alert in ALERTS:
+        mine = [case for case in cases if case["alertname"] == alert]
+        assert any(case["exp_alerts"] for case in mine), f"{alert}: no unit test fires it"
+        assert any(not case["exp_alerts"] for case in mine), f"{alert}: no unit test keeps it quiet"
+
+
+def _exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> set[str]:
+    """Every metric name a real export prints: a sweep run with a history behind it, and an isolate run."""
+    url, _ = _history(tmp_path)
+    names: set[str] = set()
+    for run in (synthetic.sweep_run(tmp_path / "runs", slower=1.3), synthetic.isolate_run(tmp_path / "isolate")):
+        assert main(["export", "prometheus", str(run.path), "--db", url]) == 0
+        out = capsys.readouterr().out
+        names |= {line.split()[2] for line in out.splitlines() if line.startswith("# TYPE ")}
+    return names
+
+
+def test_every_metric_the_rules_read_is_one_the_export_carries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exported = _exported(tmp_path, capsys)
+    read = {name for rule in _rules() for name in METRIC.findall(rule["expr"])}
+    assert {
+        "collbench_bus_bandwidth_baseline_median_bytes_per_second",
+        "collbench_bus_bandwidth_baseline_mad_bytes_per_second",
+        "collbench_bus_bandwidth_baseline_runs",
+        "collbench_run_end_time_seconds",
+        "collbench_isolate_bad_found",
+    } <= read & exported
+    missing = read - exported - NOT_EXPORTED_HERE
+    assert not missing, f"the rules read metrics no export carries: {sorted(missing)}"
+    assert read >= NOT_EXPORTED_HERE, "a name here that no rule reads: drop it"
