@@ -108,3 +108,52 @@ def test_every_metric_the_rules_read_is_one_the_export_carries(
     missing = read - exported - NOT_EXPORTED_HERE
     assert not missing, f"the rules read metrics no export carries: {sorted(missing)}"
     assert read >= NOT_EXPORTED_HERE, "a name here that no rule reads: drop it"
+
+
+def _below_baseline_expr() -> str:
+    return str(next(rule["expr"] for rule in _rules() if rule["alert"] == "CollbenchBusbwBelowBaseline"))
+
+
+def _series(text: str) -> tuple[list[dict[str, str]], dict[str, float], dict[str, float]]:
+    """A real export's samples as promtool's input series (each held for ten minutes), and each row's busbw
+    and baseline median by its labels."""
+    series, busbw, median = [], {}, {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name_labels, value = line.rsplit(" ", 1)
+        series.append({"series": name_labels, "values": f"{value}x10"})
+        name, labels = name_labels.split("{", 1)
+        if name == "collbench_bus_bandwidth_bytes_per_second":
+            busbw["{" + labels] = float(value)
+        elif name == "collbench_bus_bandwidth_baseline_median_bytes_per_second":
+            median["{" + labels] = float(value)
+    return series, busbw, median
+
+
+@pytest.mark.parametrize(("slower", "fires"), [(1.3, True), (1.0, False)])
+def test_the_baseline_rule_on_a_real_export_fires_on_a_slowed_run_only(
+    prometheus_tools: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], slower: float, fires: bool
+) -> None:
+    url, _ = _history(tmp_path)
+    run = synthetic.sweep_run(tmp_path / "runs", slower=slower)
+    assert main(["export", "prometheus", str(run.path), "--db", url]) == 0
+    series, busbw, median = _series(capsys.readouterr().out)
+    assert len(busbw) == len(median) == 2
+    expected = [{"labels": labels, "value": busbw[labels] / median[labels]} for labels in busbw] if fires else []
+    tests = {
+        "rule_files": [str(RULES)],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": series,
+                "promql_expr_test": [{"expr": _below_baseline_expr(), "eval_time": "5m", "exp_samples": expected}],
+            }
+        ],
+    }
+    (tmp_path / "real.test.yml").write_text(yaml.safe_dump(tests))
+    tested = subprocess.run(
+        ["promtool", "test", "rules", "real.test.yml"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert tested.returncode == 0, tested.stdout + tested.stderr
