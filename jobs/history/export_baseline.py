@@ -1,5 +1,6 @@
 """The results history's baseline of each row `collbench export prometheus` exports, so that an alert rule
-can hold a run's busbw against its cluster's own past without a fixed floor.
+can hold a run's busbw against its cluster's own past without a fixed floor; and, for an isolate run, each
+node's level against its own past healthy runs (node_drift's judgement, of this run's level).
 
 The runs are those a run is held against everywhere else (queries.Comparable, queries.healthy, as
 --against-history takes them): the last BASELINE_RUNS healthy runs before it on the same cluster, with the
@@ -28,8 +29,9 @@ from jobs.history.database import (
     resolve_history_url,
 )
 from jobs.history.held import comparable
+from jobs.history.node_drift import NodeLevel, NodeSeries, drift_of, node_series
 from jobs.history.queries import Comparable, healthy
-from jobs.inspect.exports.prometheus import BaselineKey, RowBaseline
+from jobs.inspect.exports.prometheus import BaselineKey, HistoryFigures, NodePast, RowBaseline
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
 
@@ -49,6 +51,22 @@ def row_baselines(history: History, like: Comparable, k: int = BASELINE_RUNS) ->
     return {key: RowBaseline(*median_mad(found), len(found)) for key, found in values.items()}
 
 
+def node_pasts(history: History, like: Comparable, levels: Mapping[str, float]) -> dict[str, NodePast]:
+    """Each node's level in the run held (`levels`: host -> its median pair busbw, from the run's own verdict,
+    recorded or not) against its own healthy runs before it in the history, as node_drift judges a node's
+    latest run: only within the comparable set of the run held (the node's runs of another set say nothing)."""
+    found: dict[str, NodePast] = {}
+    for host, level in levels.items():
+        series = node_series(history, host)
+        before = [] if series is None or series.key != like.key else series.levels
+        before = [past for past in before if past.started < like.before and past.run_id != like.run_id]
+        held = NodeLevel(like.run_id, like.before, "", level, 0.0, named=False)
+        drift = drift_of(NodeSeries(host, like.key, [*before, held], 0))
+        median = drift.median if drift.runs else None
+        found[host] = NodePast(level, median, drift.mads_below if drift.enough else None, drift.runs)
+    return found
+
+
 def _stderr(line: str) -> None:
     print(f"collbench: {line}", file=sys.stderr, flush=True)
 
@@ -65,10 +83,11 @@ class HistoryBaselines:
     say: Callable[[str], None] = _stderr
     said: set[str] = field(default_factory=set)
 
-    def __call__(self, run: RunDir, outcome: RunOutcome) -> Mapping[BaselineKey, RowBaseline] | None:
+    def __call__(self, run: RunDir, outcome: RunOutcome, levels: Mapping[str, float]) -> HistoryFigures | None:
         try:
             with open_history(resolve_history_url(self.url, outcome.config), must_exist=True) as history:
-                return row_baselines(history, comparable(run, outcome))
+                like = comparable(run, outcome)
+                return HistoryFigures(row_baselines(history, like), node_pasts(history, like, levels))
         except NoSuchHistory as error:
             if self.url is None and not outcome.config.history.url:
                 return None

@@ -55,6 +55,7 @@ ROW = (*GROUP, "collective", "message_size", "message_size_bytes", "placement", 
 NODE = (*GROUP, "hostname", "leaf")
 """`leaf`: the node's leaf switch, '' when the topology is not known."""
 NODE_VERDICTS = ("healthy", "slow", "slow_rail", "stopped")
+NODE_PAST = (*GROUP, "hostname")
 RAIL = (*GROUP, "hostname", "rail", "hca")
 """`hca`: the rail's HCA or interface as rails.hcas / rails.interfaces name it, '' when they name none."""
 RAIL_VERDICTS = ("healthy", "slow")
@@ -75,8 +76,31 @@ class RowBaseline:
 
 BaselineKey = tuple[str, str, str, int, int, bool]
 """An exported row as the history keys it: (op, dtype, reduce op, root, requested size, in place)."""
-Baselines = Callable[[RunDir, RunOutcome], Mapping[BaselineKey, RowBaseline] | None]
-"""Each run's row baselines, from a history the caller opens (None: no history to ask; no series then)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodePast:
+    """A node's level in this run (the median busbw of its pairs, GB/s) against its own past healthy runs in
+    the results history (jobs/history/node_drift.py): their median (None: no healthy run before), and how
+    many MADs below it the level is (positive: below; None: too few runs to judge)."""
+
+    level: float
+    median: float | None
+    mads_below: float | None
+    runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFigures:
+    """What the results history says of one run: each row's baseline, and each node's past (isolate, check)."""
+
+    rows: Mapping[BaselineKey, RowBaseline]
+    nodes: Mapping[str, NodePast]
+
+
+Baselines = Callable[[RunDir, RunOutcome, Mapping[str, float]], HistoryFigures | None]
+"""A run's history figures, from a history the caller opens, given the run's own node levels (host -> GB/s;
+empty for a run that is not isolate's or check's). None: no history to ask; no series then."""
 
 
 def baseline_key(row: SummaryRow) -> BaselineKey:
@@ -191,7 +215,9 @@ def add_run(
 ) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
     outcome = outcome or assess(run)
-    known = baselines(run, outcome) if baselines is not None else None
+    record = verdict_record(assess_isolate(run, outcome)) if outcome.config.task == "isolate" else None
+    levels = {node.host: node.median_busbw for node in record.nodes} if record is not None else {}
+    known = baselines(run, outcome, levels) if baselines is not None else None
     cfg = outcome.config
     group = [cluster or default_cluster(run), config_label or default_config_label(outcome)]
     add = families.add
@@ -241,9 +267,11 @@ def add_run(
             add("wrong_elements", "Wrong output elements (#wrong), summed over the ranks.", ROW, labels,
                 float(row.wrong))  # fmt: skip
         if known is not None:
-            _add_baseline(families, labels, known.get(baseline_key(row), NO_BASELINE))
-    if cfg.task == "isolate":
-        _add_isolate(families, run, outcome, group)
+            _add_baseline(families, labels, known.rows.get(baseline_key(row), NO_BASELINE))
+    if record is not None:
+        add_isolate_verdict(families, record, group)
+    if known is not None:
+        _add_node_past(families, known.nodes, group)
     return dict(zip(GROUP, group, strict=True))
 
 
@@ -265,8 +293,20 @@ def _add_baseline(families: _Families, labels: Sequence[str], found: RowBaseline
         "those runs.", ROW, labels, found.mad * GB)  # fmt: skip
 
 
-def _add_isolate(families: _Families, run: RunDir, outcome: RunOutcome, group: list[str]) -> None:
-    add_isolate_verdict(families, verdict_record(assess_isolate(run, outcome)), group)
+def _add_node_past(families: _Families, nodes: Mapping[str, NodePast], group: Sequence[str]) -> None:
+    """Each node's level in this run against its own past: what a slow drift, still above the verdict's
+    fixed tolerance, shows in."""
+    add = families.add
+    for host, past in sorted(nodes.items()):
+        labels = (*group, host)
+        add("node_level_bytes_per_second", "The node's level in this run: the median busbw of its pairs.", NODE_PAST,
+            labels, past.level * GB)  # fmt: skip
+        if past.median is not None:
+            add("node_baseline_median_bytes_per_second", "The median of the node's level over its own last "
+                "healthy runs in the results history.", NODE_PAST, labels, past.median * GB)  # fmt: skip
+        if past.mads_below is not None:
+            add("node_drift_mads", "How many MADs the node's level is below its own past median (positive: below; "
+                "judged with 3 healthy runs or more).", NODE_PAST, labels, past.mads_below)  # fmt: skip
 
 
 def add_isolate_verdict(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:

@@ -14,9 +14,12 @@ import pytest
 import yaml
 
 from jobs.cli.main import main
+from jobs.history.database import open_history
+from jobs.history.ingest import record_run
 from tests.conftest import REPO
 from tests.jobs.cli.test_export_baseline import _history
 from tests.jobs.cli.test_export_prometheus import prometheus_tools
+from tests.jobs.history.drift_runs import slowed_isolate_run
 from tests.jobs.rundir import synthetic
 
 __all__ = ["prometheus_tools"]  # the fixture, imported for the tests here
@@ -36,12 +39,10 @@ ALERTS = {
 NOT_EXPORTED_HERE = {
     "collbench_finding",
     "collbench_node_drained",
-    "collbench_node_drift_mads",
 }
 """Metrics the rules read that this exporter does not build yet: the verdict's findings and collbench's
-drains (the main session's part of issue 30), a node's drift from its own past (computed by the history's
-node record). They are left out of the drift check below; once the exporter builds one, it belongs out of
-this set and in the run the check exports."""
+drains (the main session's part of issue 30). They are left out of the drift check below; once the exporter
+builds one, it belongs out of this set and in the runs the check exports."""
 METRIC = re.compile(r"\bcollbench_[a-z_]+\b")
 
 
@@ -83,10 +84,14 @@ def test_every_alert_is_labelled_worded_and_fired_and_kept_quiet_by_a_unit_test(
 
 
 def _exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> set[str]:
-    """Every metric name a real export prints: a sweep run with a history behind it, and an isolate run."""
+    """Every metric name a real export prints: a sweep run and an isolate run, each with a history behind it."""
     url, _ = _history(tmp_path)
+    with open_history(url) as history:
+        for noise in (1.0, 1.004, 0.996):
+            assert record_run(history, slowed_isolate_run(tmp_path / "past", {}, noise))
+    isolate = slowed_isolate_run(tmp_path / "isolate", {"n3": 0.9})
     names: set[str] = set()
-    for run in (synthetic.sweep_run(tmp_path / "runs", slower=1.3), synthetic.isolate_run(tmp_path / "isolate")):
+    for run in (synthetic.sweep_run(tmp_path / "runs", slower=1.3), isolate):
         assert main(["export", "prometheus", str(run.path), "--db", url]) == 0
         out = capsys.readouterr().out
         names |= {line.split()[2] for line in out.splitlines() if line.startswith("# TYPE ")}
@@ -104,6 +109,7 @@ def test_every_metric_the_rules_read_is_one_the_export_carries(
         "collbench_bus_bandwidth_baseline_runs",
         "collbench_run_end_time_seconds",
         "collbench_isolate_bad_found",
+        "collbench_node_drift_mads",
     } <= read & exported
     missing = read - exported - NOT_EXPORTED_HERE
     assert not missing, f"the rules read metrics no export carries: {sorted(missing)}"

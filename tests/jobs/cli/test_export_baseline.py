@@ -1,6 +1,7 @@
 """`collbench export prometheus` carries, per exported row, the results history's baseline of comparable runs
-(median, MAD, how many runs), from a real SQLite history the synthetic runs are recorded into; a history that
-is not there or does not answer leaves those series out with one line, and creates nothing."""
+(median, MAD, how many runs), and for an isolate run each node's level against its own past, from a real
+SQLite history the synthetic runs are recorded into; a history that is not there or does not answer leaves
+those series out with one line, and creates nothing."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from jobs.cli.main import main
 from jobs.config.model import load_config, to_yaml
 from jobs.history.database import open_history
 from jobs.history.gather import gather
-from jobs.history.ingest import write_record
+from jobs.history.ingest import record_run, write_record
+from jobs.history.node_drift import node_drift
 from jobs.rundir.layout import RunDir
+from tests.jobs.history.drift_runs import NODES, slowed_isolate_run
 from tests.jobs.rundir import synthetic
 
 NIGHT = 86400.0
@@ -176,3 +179,56 @@ def test_the_default_history_is_used_when_there_and_its_absence_is_no_news(
     code, samples, err = _export(capsys, str(run.path))
     assert code == 0 and err == []
     assert [line.rsplit(" ", 1)[1] for line in samples[BASELINE[0]]] == [f"{len(HEALTHY)}.0"] * 2
+
+
+DRIFT = (
+    "collbench_node_level_bytes_per_second",
+    "collbench_node_baseline_median_bytes_per_second",
+    "collbench_node_drift_mads",
+)
+
+
+def _host_value(samples: list[str], host: str) -> float:
+    line = next(s for s in samples if f'hostname="{host}"' in s)
+    return float(line.rsplit(" ", 1)[1])
+
+
+def test_an_isolate_run_carries_each_node_s_drift_from_its_own_past(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node slowed a little more in each run, above isolate's fixed tolerance (no verdict names it), is
+    more than 3 MAD below its own past in the export, recorded or not; its healthy neighbours are not."""
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    with open_history(url, say=lambda _line: None) as history:
+        for factors, noise in [({}, n) for n in (1.0, 1.004, 0.996, 1.002, 0.998)] + [({"n3": 0.97}, 1.001)]:
+            assert record_run(history, slowed_isolate_run(tmp_path / "past", factors, noise))
+    run = slowed_isolate_run(tmp_path / "runs", {"n3": 0.93}, 1.002)
+    code, before, err = _export(capsys, str(run.path), "--db", url)
+    assert code == 0 and err == []
+    assert before["collbench_isolate_bad_found"][0].endswith(" 0.0"), "no verdict names n3: above 0.85"
+    hosts = [f"n{node}" for node in range(1, NODES + 1)]
+    assert sorted(_host_value(before[DRIFT[0]], host) for host in hosts)[0] == _host_value(before[DRIFT[0]], "n3")
+    assert _host_value(before[DRIFT[2]], "n3") > 3
+    assert all(abs(_host_value(before[DRIFT[2]], host)) < 1 for host in hosts if host != "n3")
+    with open_history(url) as history:
+        assert record_run(history, run)
+        drift = node_drift(history, "n3")
+    assert drift is not None and drift.latest.run_id == run.run_id and drift.drifted
+    code, after, err = _export(capsys, str(run.path), "--db", url)
+    assert code == 0 and err == []
+    for name in DRIFT:
+        assert after[name] == before[name], "recorded or not, the run is held against the runs before it"
+    assert _host_value(after[DRIFT[2]], "n3") == pytest.approx(drift.mads_below)
+    assert _host_value(after[DRIFT[1]], "n3") == pytest.approx(drift.median * 1e9)
+    assert _host_value(after[DRIFT[0]], "n3") == pytest.approx(drift.latest.busbw * 1e9)
+
+
+def test_a_sweep_run_has_no_node_series_and_a_first_isolate_run_has_only_its_levels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = _history(tmp_path)
+    code, samples, _ = _export(capsys, str(synthetic.sweep_run(tmp_path / "runs").path), "--db", url)
+    assert code == 0 and not set(DRIFT) & set(samples)
+    code, samples, err = _export(capsys, str(slowed_isolate_run(tmp_path / "iso").path), "--db", url)
+    assert code == 0 and err == []
+    assert len(samples[DRIFT[0]]) == NODES and DRIFT[1] not in samples and DRIFT[2] not in samples
