@@ -26,7 +26,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="A run's (or every run of a sweep's) figures as Prometheus metrics, named collbench_* in "
         "base units. Without --textfile or --pushgateway they are printed. Exit status: 0, or 2 with one line "
         "for a bad run, a textfile that cannot be written or a Pushgateway that does not answer or refuses; "
-        "the run directory is only read.",
+        "the run directory is only read. Each row carries the results history's baseline of comparable runs "
+        "(an isolate run each node's drift from its own past): --db, --no-history.",
     )
     prom.add_argument("run", metavar="RUN_OR_SWEEP", help="Slurm job id, run id, run directory or sweep directory")
     prom.add_argument("--output-dir", default="runs", help="where to look up job, run and sweep ids (default: runs)")
