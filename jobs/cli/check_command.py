@@ -49,7 +49,17 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--output", "--out", dest="out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR"
     )
     add_output_dir_override(check)
-    check.add_argument("--drain", action="store_true", help="print the scontrol drain lines (never run)")
+    check.add_argument(
+        "--drain",
+        action="store_true",
+        help="print the scontrol lines the verdict makes, weighed against the nodes' states: a drain per node named, "
+        "a resume per node collbench drained that it passes, a comment per node left (nothing runs)",
+    )
+    check.add_argument(
+        "--apply",
+        action="store_true",
+        help="run those lines (drain.apply=true): needs a Slurm operator; never touches a node someone else drained",
+    )
     check.add_argument("--dry-run", action="store_true", help="print the srun command and the plan; run nothing")
     check.add_argument(
         "--node",
@@ -72,12 +82,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
     if args.keep_run and not args.node:
         raise ConfigError("check: --keep-run goes with --node; a check of an allocation always keeps its run directory")
+    words = with_output_dir(args.words, args.output_dir_override) + (["drain.apply=true"] if args.apply else [])
     if args.node:
         from jobs.cli.check_node_command import check_node
 
-        words = with_output_dir(args.words, args.output_dir_override)
-        return check_node(args.config, words, args.dry_run, args.keep_run)
-    cfg, source = check_config(args.config, with_output_dir(args.words, args.output_dir_override))
+        return check_node(args.config, words, args.dry_run, args.keep_run, args.drain)
+    cfg, source = check_config(args.config, words)
     launcher = launcher_for(cfg)
     if args.dry_run:
         print(launcher.request(cfg).text, end="")
@@ -210,12 +220,12 @@ def _wait_within(launcher: Launcher[Any], run: RunDir, seconds: float) -> bool:
 
 
 def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
+    from jobs.cli.drains import act_on_verdict
     from jobs.ending.check_files import write_check_files
-    from jobs.inspect.check_verdict import drain_lines, verdict_lines
+    from jobs.inspect.check_verdict import verdict_lines
 
-    print("\n".join(verdict_lines(check, took, cfg.check.budget_s)))
-    if args.drain:
-        print("\n".join(drain_lines(check)))
+    print("\n".join(verdict_lines(check, took, cfg.check.budget_s)), flush=True)
+    act_on_verdict(cfg, run, "check", check.verdict.findings(), check.verdict.vetted, args.drain)
     # check/ is written where the run ended (jobs.ending); a step that outlived even its cancel has not ended
     folders = [run.check_dir] if run.check_dir.is_dir() else []
     if args.out:

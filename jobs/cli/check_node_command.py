@@ -25,7 +25,8 @@ from jobs.rundir.layout import RunDir
 
 if TYPE_CHECKING:
     from jobs.history.gather import RunRecord
-    from jobs.history.node_check import Said
+    from jobs.history.node_check import NodeVerdict, Said
+    from jobs.isolate.reasons import Code
 
 CANCEL_WAIT_S = 15.0
 COLLECTIVE_SHARE = 0.3
@@ -57,9 +58,12 @@ def node_config(name: str | None, words: list[str]) -> Config:
     return derive(cfg, bench=bench, timeouts=timeouts, env={**cfg.env, **loopback})
 
 
-def check_node(name: str | None, words: list[str], dry_run: bool = False, keep_run: bool = False) -> int:
+def check_node(
+    name: str | None, words: list[str], dry_run: bool = False, keep_run: bool = False, show: bool = False
+) -> int:
     """Check this node, print the one line, record it in the history; the exit status: 0 OK, 1 FAIL,
-    EXIT_CANNOT_RUN when nothing was measured. `keep_run` (or check.node_keep_run): keep the run directory."""
+    EXIT_CANNOT_RUN when nothing was measured. `keep_run` (or check.node_keep_run): keep the run directory;
+    `show` (--drain): print the drain or resume line; drain.apply: run it."""
     started = time.monotonic()
     host = socket.gethostname()
     cfg = node_config(name, words)
@@ -74,14 +78,22 @@ def check_node(name: str | None, words: list[str], dry_run: bool = False, keep_r
         run_cfg = derive(cfg, output_dir=output_dir, history=replace(cfg.history, record=False))
         run, ran_out = _measure(run_cfg, started)
         outcome = OutcomeOnce(run)
-        said, line = _one_line(host, outcome(), cfg, time.monotonic() - started, ran_out)
+        said, line, code = _one_line(host, outcome(), cfg, time.monotonic() - started, ran_out)
         print(f"{line}; run kept in {run.path}" if keep else line, flush=True)
         if records:
-            record = _gathered(run, host, said, line, outcome)  # before the scratch directory goes
+            from jobs.history.node_check import NodeVerdict
+
+            record = _gathered(run, NodeVerdict(host, said, line, code), outcome)  # before the scratch goes
+        if said != "UNKNOWN":
+            from jobs.cli.drains import act_on_verdict
+            from jobs.isolate.reasons import Finding
+
+            findings = [Finding(host, code, line)] if code is not None else []
+            act_on_verdict(cfg, run if keep else None, "check-node", findings, [host] if said == "OK" else [], show)
     if record is not None:
         from jobs.history.node_check import NodeVerdict, record_node_check
 
-        record_node_check(cfg, record, NodeVerdict(host, said, line))
+        record_node_check(cfg, record, NodeVerdict(host, said, line, code))
     return EXIT_OF[said]
 
 
@@ -126,36 +138,46 @@ def _measure(cfg: Config, started: float) -> tuple[RunDir, bool]:
     return run, ran_out
 
 
-def _gathered(run: RunDir, host: str, said: Said, line: str, outcome_of: Callable[[], RunOutcome]) -> RunRecord | None:
+def _gathered(run: RunDir, verdict: NodeVerdict, outcome_of: Callable[[], RunOutcome]) -> RunRecord | None:
     """The check's history record, gathered from its run directory; None (one line said) when the run cannot
     be read: the verdict stands."""
     from jobs.history.gather import NotEnded
-    from jobs.history.node_check import NodeVerdict, node_check_record
+    from jobs.history.node_check import node_check_record
     from jobs.rundir.records.codec import RecordError
 
     try:
-        return node_check_record(run, NodeVerdict(host, said, line), outcome_of)
+        return node_check_record(run, verdict, outcome_of)
     except (NotEnded, RecordError, OSError, ValueError) as error:
+        host = verdict.host
         print(f"collbench: history: check --node of {host} not recorded: {error}", file=sys.stderr, flush=True)
         return None
 
 
-def _one_line(host: str, outcome: RunOutcome, cfg: Config, took: float, ran_out: bool) -> tuple[Said, str]:
+def _one_line(host: str, outcome: RunOutcome, cfg: Config, took: float, ran_out: bool) -> tuple[Said, str, Code | None]:
+    """OK, FAIL or UNKNOWN, the one line, and its reason code (None for OK)."""
     ranks = f"{cfg.world_size} local rank(s)"
     if ran_out:
         why = f": {outcome.problems[0]}" if outcome.problems else ""
-        return "FAIL", f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s{why}"
+        line = f"FAIL {host}: all_reduce over {ranks} did not finish within {cfg.check.local_budget_s:g} s{why}"
+        return "FAIL", line, "node_stopped"
     if outcome.problems:
-        return "FAIL", f"FAIL {host}: {outcome.problems[0]}"
+        return "FAIL", f"FAIL {host}: {outcome.problems[0]}", _failure_code(outcome)
     done = [row for row in outcome.rows if row.complete]
     if not done:
         print(f"collbench: check --node measured nothing on {host}", file=sys.stderr)
-        return "UNKNOWN", f"UNKNOWN {host}: nothing measured; drain nothing for it"
+        return "UNKNOWN", f"UNKNOWN {host}: nothing measured; drain nothing for it", "not_run"
     best = max(row.busbw for row in done)
     floor = cfg.check.local_min_busbw
     if floor and best < floor:
-        return (
-            "FAIL",
-            f"FAIL {host}: all_reduce over {ranks} reached {best:.3g} GB/s, under check.local_min_busbw {floor:g}",
-        )
-    return "OK", f"OK {host}: all_reduce over {ranks}, busbw {best:.3g} GB/s, {took:.1f} s"
+        line = f"FAIL {host}: all_reduce over {ranks} reached {best:.3g} GB/s, under check.local_min_busbw {floor:g}"
+        return "FAIL", line, "slow_node"
+    return "OK", f"OK {host}: all_reduce over {ranks}, busbw {best:.3g} GB/s, {took:.1f} s", None
+
+
+def _failure_code(outcome: RunOutcome) -> Code:
+    """What the run itself names (a failed set-up, a fabric requirement, wrong elements), else a rank that
+    stopped."""
+    from jobs.inspect.findings import run_findings
+
+    named = run_findings(outcome)
+    return named[0].code if named else "node_stopped"

@@ -39,6 +39,17 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_wait_args(isolate, "wait")
     isolate.add_argument("--format", choices=("table", "json"), default="table", help="wait/report: what to print")
     isolate.add_argument("--plot", metavar="FILE.png", help="wait/report: the busbw matrix as a heatmap (matplotlib)")
+    isolate.add_argument(
+        "--drain",
+        action="store_true",
+        help="wait: print the scontrol lines the verdict makes, weighed against the nodes' states (nothing runs)",
+    )
+    isolate.add_argument(
+        "--apply",
+        action="store_true",
+        help="wait: run them (drain.apply=true, or set it when submitting): drain each node named, resume each node "
+        "collbench drained that the run passed; never a node someone else drained; once per run (drains.json)",
+    )
     isolate.set_defaults(handler=cmd_isolate, min_busbw=None, busbw_sizes=(0, None))
 
 
@@ -46,6 +57,8 @@ def cmd_isolate(args: argparse.Namespace) -> int:
     if args.words and args.words[0] in ACTIONS:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
+        if args.words[0] == "report" and (args.apply or args.drain):
+            raise ConfigError("isolate report only reads the run; --drain and --apply go with isolate wait JOB_OR_RUN")
         run = find_run(args.words[1], args.output_dir or RUNS_DIR)
         if run.read_meta().task != "isolate":
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
@@ -128,7 +141,33 @@ def _names(names: list[str], nodes: object) -> str:
 
 
 def _wait(run: RunDir, args: argparse.Namespace) -> int:
-    return wait_and_render(run, args.timeout, args, lambda outcome, run, fmt: _render(outcome, run, args))
+    def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
+        code = _render(outcome, run, args)
+        _act(outcome, run, args)
+        return code
+
+    return wait_and_render(run, args.timeout, args, render)
+
+
+def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> None:
+    """Once the run has ended: the drain and resume steps its verdict makes, printed or run (once per run)."""
+    from jobs.cli.drains import act_on_verdict
+
+    cfg = outcome.config
+    if args.apply:
+        cfg = replace(cfg, drain=replace(cfg.drain, apply=True))
+    if not (cfg.drain.apply or args.drain) or not outcome.ended:
+        return
+    if cfg.drain.apply and run.drains_file.exists():
+        print(
+            f"collbench: the drains of {run.run_id} were applied before ({run.drains_file}); not again", file=sys.stderr
+        )
+        return
+    iso = assess_isolate_run(outcome, run)
+    findings = iso.findings()
+    named = {finding.host for finding in findings}
+    passed = [host for host in iso.hosts if host not in named] if iso.verdict and not outcome.problems else []
+    act_on_verdict(cfg, run, "isolate", findings, passed, args.drain)
 
 
 def _report(run: RunDir, args: argparse.Namespace) -> int:

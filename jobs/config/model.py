@@ -14,6 +14,7 @@ from collectives.dtypes import BACKENDS, BackendName, DeviceName, check_supporte
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
 from jobs.config.check_settings import CheckSettings
+from jobs.config.drain_settings import DrainSettings
 from jobs.config.exports_settings import ExportSettings
 from jobs.config.fabric_settings import FabricSettings
 from jobs.config.history_settings import HistorySettings
@@ -94,6 +95,7 @@ class Config:
     fabric: FabricSettings = field(default_factory=FabricSettings)
     isolate: IsolateSettings = field(default_factory=IsolateSettings)
     check: CheckSettings = field(default_factory=CheckSettings)
+    drain: DrainSettings = field(default_factory=DrainSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
     exports: ExportSettings = field(default_factory=ExportSettings)
     rails: RailSettings = field(default_factory=RailSettings)
@@ -133,7 +135,7 @@ def validate(cfg: Config) -> None:
     """Cross-field checks the types alone cannot express; raises ConfigError on the first problem."""
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
     problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
-    problems += cfg.check.problems() + cfg.exports.problems()
+    problems += cfg.check.problems() + cfg.drain.problems() + cfg.exports.problems()
     problems += cfg.rails.problems(cfg.ranks_per_node) + cfg.topology.problems()
     if problems:
         raise ConfigError(problems[0])

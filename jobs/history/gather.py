@@ -326,7 +326,8 @@ def _isolate(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> dict[str, lis
         for link in verdict.bad_links
     ]  # fmt: skip
     switches = [_switch(fault) for fault in verdict.switch_faults]
-    return {"isolate_nodes": nodes, "isolate_links": links, "isolate_switches": switches}
+    findings = [{"host": f.host, "code": f.code, "figure": f.figure} for f in verdict.findings]
+    return {"isolate_nodes": nodes, "isolate_links": links, "isolate_switches": switches, "findings": findings}
 
 
 def _rail(rail: int) -> int | None:

@@ -21,6 +21,7 @@ from jobs.history.database import History, HistoryError, first_line, open_histor
 from jobs.history.gather import Row, RunRecord, gather
 from jobs.history.ingest import write_record
 from jobs.inspect.report import RunOutcome
+from jobs.isolate.reasons import Code
 from jobs.rundir.layout import RunDir
 
 NODE_CHECK_TASK = "check-node"
@@ -44,6 +45,8 @@ class NodeVerdict:
     host: str
     said: Said
     line: str
+    code: Code | None = None
+    """Why, as a reason code (jobs.isolate.reasons): FAIL and UNKNOWN carry one, OK none."""
 
     @property
     def passed(self) -> bool:
@@ -62,6 +65,8 @@ def node_check_record(
     )
     if not verdict.passed:
         record.children["problems"] = _problems(verdict.line, record.children.get("problems", []))
+    if verdict.code is not None:
+        record.children["findings"] = [{"host": verdict.host, "code": verdict.code, "figure": verdict.line}]
     record.children["hosts"] = _hosts(record.children.get("hosts", []), verdict, int(record.run["world_size"]))
     return record
 

@@ -11,6 +11,7 @@ from sqlalchemy import Select, func, or_, select
 
 from jobs.history import schema
 from jobs.history.database import History
+from jobs.history.node_actions import actions_of
 from jobs.history.queries import Row
 from slurm.hostlist import BadHostlist, expand_hostlist
 
@@ -37,7 +38,7 @@ def node_record(history: History, host: str) -> list[NodeEvent]:
     ranks: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_rails(history, host) + _isolate_links(history, host)
     events += _behind_switches(history, host) + _fabric(history, host) + _failures(history, host) + _slow(history, host)
-    events += _wrong(history, host)
+    events += _wrong(history, host) + _actions(history, host)
     return sorted(events, key=lambda e: (e.started, e.run_id, e.what, -1 if e.rail is None else e.rail))
 
 
@@ -183,3 +184,20 @@ def _slow(history: History, host: str) -> list[NodeEvent]:
     t = schema.hosts.c
     query = _with_run(t.slow).join(schema.hosts).where(t.host == host, t.slow != "")
     return _rows(history, query, "slow host", "{slow}")
+
+
+ACTION_WORDS = {"drain": "drained", "resume": "resumed", "leave": "left"}
+
+
+def _actions(history: History, host: str) -> list[NodeEvent]:
+    """What collbench did to the node after a verdict: drained (its reason), resumed (why), refused (Slurm's
+    words), left (someone else's drain, a reason still open)."""
+    events = []
+    for row in actions_of(history, host):
+        what = ACTION_WORDS.get(str(row["action"]), str(row["action"]))
+        if row["error"]:
+            what, detail = f"{row['action']} refused", f"Slurm said: {row['error']}; {row['why']}"
+        else:
+            detail = str(row["reason"] if row["action"] == "drain" else row["why"])
+        events.append(NodeEvent(str(row["run_id"]), float(row["at"]), f"{what} by {row['task']}", detail))
+    return events

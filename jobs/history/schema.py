@@ -204,5 +204,38 @@ attempts = Table(
     Index("ix_attempts_run", "run"),
 )
 
-CHILDREN = (problems, results, hosts, fabric, isolate_nodes, isolate_links, isolate_switches, attempts)
+findings = Table(
+    "findings",
+    metadata,
+    _run_ref(),
+    Column("host", HOST, nullable=False),
+    Column("code", String(32), nullable=False),
+    Column("figure", Text, nullable=False),
+    Index("ix_findings_run", "run"),
+    Index("ix_findings_host", "host"),
+)
+"""Each verdict about a node (or a link 'a-b', or a switch link) with its reason code (jobs.isolate.reasons)."""
+
+node_actions = Table(
+    "node_actions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", WORD, nullable=False),
+    Column("cluster", WORD, nullable=False),
+    Column("task", String(16), nullable=False),
+    Column("host", HOST, nullable=False),
+    Column("action", String(16), nullable=False),
+    Column("codes", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("why", Text, nullable=False),
+    Column("done", Boolean, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("at", Float, nullable=False),
+    Index("ix_node_actions_host", "host"),
+)
+"""What collbench did to a Slurm node after a verdict: drain, resume (done, or refused with Slurm's words in
+error), or leave (someone else's drain, a reason still open). Keyed by run id, not by the runs row: the run
+may be recorded later, or never."""
+
+CHILDREN = (problems, results, hosts, fabric, isolate_nodes, isolate_links, isolate_switches, attempts, findings)
 """Every table that hangs off a run: what replacing a run's record deletes first."""

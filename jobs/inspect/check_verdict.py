@@ -88,12 +88,3 @@ def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[
         lines.append(f"UNCHECKED {hostlist(verdict.unchecked)}: the check ended before they were measured")
     lines += [f"# note: {note}" for note in verdict.notes]
     return lines
-
-
-def drain_lines(check: CheckOutcome) -> list[str]:
-    """The lines an admin would run to drain the cordoned nodes: printed, never run by collbench."""
-    return [
-        f'scontrol update NodeName={node.host} State=DRAIN Reason="collbench check {check.run_id}: '
-        f'{node.reason.replace(chr(34), chr(39))}"'
-        for node in check.verdict.cordoned
-    ]

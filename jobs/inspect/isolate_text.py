@@ -142,7 +142,7 @@ def _findings(iso: IsolateOutcome) -> list[str]:
         out += [f"# note: {note}" for note in verdict.notes]
     if iso.exclude():
         out.append(f"# exclude the bad nodes from the next job: {iso.exclude()}")
-        out.append("# drain them (for an admin; collbench never runs it):")
+        out.append("# drain them (collbench isolate --apply runs these, and leaves a node someone else drained):")
         out += iso.drain().splitlines()
     if verdict is not None and verdict.bad_links:
         out.append("# a bad link: look at the cables, ports and switch ports between its two nodes")

@@ -15,6 +15,7 @@ from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND
+from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import switches_name
 from jobs.isolate.reasons import Finding
@@ -24,7 +25,6 @@ from jobs.isolate.verdict import (
     Measured,
     Verdict,
     bisect_verdict,
-    drain_command,
     exclude_override,
     rail_name,
 )
@@ -91,7 +91,9 @@ class IsolateOutcome:
         ]
 
     def drain(self) -> str:
-        return drain_command(self.hosts, self.verdict, self.run_id, self.stopped_hosts, self.grains.nics)
+        """The drain lines the verdict asks for, one per node, each reason under collbench's mark with its
+        code (what `collbench isolate --apply` runs once it has weighed them against Slurm's states)."""
+        return "\n".join(verdict_drains(self.findings(), "isolate", self.run_id))
 
 
 def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from jobs.isolate.reasons import Code, Finding, Task, drain_reason, drains, own_drain
-from slurm.nodes import NodeState
+from slurm.nodes import NodeState, drain_argv, resume_argv
+from slurm.steps import command_text
 
 Action = Literal["drain", "resume", "leave"]
 
@@ -27,6 +28,18 @@ class Step:
     why: str
 
 
+def argv_of(step: Step) -> list[str]:
+    """The scontrol line of a drain or a resume."""
+    return drain_argv([step.host], step.reason) if step.action == "drain" else resume_argv([step.host])
+
+
+def verdict_drains(findings: Sequence[Finding], task: Task, run_id: str) -> list[str]:
+    """The drain lines the verdict alone asks for, as a reader prints them (it asks Slurm nothing: the run's
+    command, with --drain or drain.apply, weighs them against the nodes' states)."""
+    steps = plan_steps(findings, [], task, run_id, {}, resume=False, known=False)
+    return [command_text(argv_of(step)) for step in steps if step.action == "drain"]
+
+
 def plan_steps(
     findings: Sequence[Finding],
     passed: Sequence[str],
@@ -34,13 +47,16 @@ def plan_steps(
     run_id: str,
     states: Mapping[str, NodeState],
     resume: bool = True,
+    known: bool = True,
 ) -> list[Step]:
-    """The steps for the nodes a verdict named (`findings`) and the nodes it passed, given their states."""
+    """The steps for the nodes a verdict named (`findings`) and the nodes it passed, given their states
+    (`known` false: states not asked, every named node drained as if idle)."""
     named: dict[str, list[Finding]] = {}
     for finding in findings:
         if drains(finding.code):
             named.setdefault(finding.host, []).append(finding)
-    steps = [_for_named(host, found, task, run_id, states.get(host)) for host, found in named.items()]
+    idle = {host: NodeState(host, "idle", "") for host in named} if not known else {}
+    steps = [_for_named(host, found, task, run_id, states.get(host, idle.get(host))) for host, found in named.items()]
     if resume:
         steps += [step for host in passed if host not in named for step in _for_passed(host, task, states.get(host))]
     return steps

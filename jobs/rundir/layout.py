@@ -122,6 +122,11 @@ class RunDir:
         return self.path / "isolate-matrix.csv"
 
     @property
+    def drains_file(self) -> Path:
+        """What check or isolate did to Slurm's nodes after its verdict (drain.apply): drains.json."""
+        return self.path / "drains.json"
+
+    @property
     def check_dir(self) -> Path:
         """collbench check's verdict as the files a batch script reads (vetted, cordoned, ...)."""
         return self.path / "check"

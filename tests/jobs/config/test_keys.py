@@ -66,6 +66,7 @@ def test_sections_are_top_then_configs_sections_in_order() -> None:
         "fabric",
         "isolate",
         "check",
+        "drain",
         "history",
         "exports",
         "rails",

@@ -64,6 +64,8 @@ def test_a_bad_rail_and_a_slow_switch_link_are_recorded_at_their_grain(history_u
     }  # fmt: skip
     assert switch["slow"] == switch["measurements"] == 9 and switch["ratio"] < 0.1
     assert not [n for n in _rows(history, "isolate_nodes", link.run_id) if n["bad"]], "no node drained for a link"
+    assert [(f["host"], f["code"]) for f in _rows(history, "findings", rail.run_id)] == [("n3", "slow_rail")]
+    assert [(f["host"], f["code"]) for f in _rows(history, "findings", link.run_id)] == [("s1-s2", "slow_link")]
 
     n3 = node_record(history, "n3")
     assert [(e.run_id, e.what, e.rail) for e in n3] == [
