@@ -10,13 +10,20 @@ from dataclasses import asdict
 from jobs.config.model import Config, Faults
 from jobs.config.schema import to_plain
 
-NOT_IN_FINGERPRINT = ("output_dir", "history", "nodes", "ranks")
+NOT_IN_FINGERPRINT = ("output_dir", "history", "drain", "nodes", "ranks")
 """Config keys that do not change what is measured, or that the history keys by as columns of their own (the node
 count and the world size): two runs that differ only in these share a fingerprint."""
 SLURM_NOT_IN_FINGERPRINT = ("exclude", "nodelist", "job_name")
 ISOLATE_NOT_IN_FINGERPRINT = ("from_history", "expected_from")
 CHECK_NOT_IN_FINGERPRINT = ("node_keep_run", "node_record")
 """Keys added after runs were recorded that change nothing measured: left out, so those runs still compare."""
+JUDGED_NOT_MEASURED = {"expected_busbw": 0.0}
+"""isolate keys that set what the pairs are judged against, not what they measure: held at their defaults, so
+a run whose level came from the history (it moves with every healthy run) compares with the runs before it,
+and a run that left them at their defaults keeps the fingerprint it had."""
+CHECK_SEED_DEFAULT = 0
+"""check mixes each allocation's job id into isolate.seed (check_plan.seed_for): which random partners a node
+gets, an accident of scheduling. Held at the default in mode check, so one check config is one series."""
 MEASURED_ENV = ("NCCL_", "GLOO_", "UCX_")
 """The env variables that change what is measured; the others are left out."""
 FAULT_RANKS = ("corrupt_rank", "fail_rank", "hang_rank", "slow_rank")
@@ -53,5 +60,9 @@ def config_fingerprint(cfg: Config) -> str:
     ):
         for key in keys:
             plain.get(section, {}).pop(key, None)
+    isolate = plain.get("isolate", {})
+    isolate.update({key: value for key, value in JUDGED_NOT_MEASURED.items() if key in isolate})
+    if isolate.get("mode") == "check" and "seed" in isolate:
+        isolate["seed"] = CHECK_SEED_DEFAULT
     plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(MEASURED_ENV)}
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]

@@ -84,3 +84,13 @@ def test_every_top_level_key_is_decided() -> None:
     inside = {"task", "launcher", "backend", "device", "env", "bench", "timeouts", "rendezvous", "slurm", "faults",
               "fabric", "isolate", "check", "exports", "rails", "topology"}  # fmt: skip
     assert sections == inside | set(NOT_IN_FINGERPRINT)
+
+
+def test_a_level_from_the_history_and_a_checks_job_seed_leave_the_fingerprint_alone() -> None:
+    """What a check's pairs are judged against (a level that moves with every healthy run) and which random
+    partners its job id gave them: one check config is one series for the history and a node's drift."""
+    check = ("task=isolate", "isolate.mode=check", "nodes=4", "launcher=slurm", "ranks=null")
+    assert _fingerprint(None, *check, "isolate.seed=1001") == _fingerprint(None, *check, "isolate.seed=1002")
+    assert _fingerprint(None, *check, "isolate.expected_busbw=0.41") == _fingerprint(None, *check)
+    pairs = ("task=isolate", "isolate.mode=random", "nodes=4", "launcher=slurm", "ranks=null")
+    assert _fingerprint(None, *pairs, "isolate.seed=7") != _fingerprint(None, *pairs), "random pairs: the seed counts"
