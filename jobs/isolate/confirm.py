@@ -1,8 +1,8 @@
 """pairs and random: every round known in advance, then the slow pairs measured again before they are named.
 
 One figure is one sample: on a loaded or noisy fabric a healthy pair can fall under the level once. After the
-plan, every pair the verdict holds unconfirmed on some rail (slow in one figure: a link it would name, or the one
-pair a node was measured in on a rail) is measured again on every rail, disjoint pairs at once, for at most
+plan, every pair the verdict would name a bad link on some rail, or the one pair a node was measured in on a rail
+when slow (a bad rail or node on one figure), is measured again on every rail, disjoint pairs at once, for at most
 isolate.confirm_rounds rounds. The suspects come from the verdict itself (judge_fabric over what the rounds
 measured, rail by rail, with the leaves, `confirming`), so what would be named is what is measured again. They
 are asked for again before each confirming round: a pair above the threshold before may be under it now (seen on
@@ -63,12 +63,14 @@ def confirming(planner: object) -> bool:
 def slow_pairs(
     measured: list[Measured], tolerance: float, expected_busbw: float, leaves: Mapping[int, str] | None
 ) -> list[Group]:
-    """The pairs the verdict holds unconfirmed on some rail (slow in one figure only), from what was measured: a
-    link it would name, or the one pair a node was measured in on a rail (a bad rail or node on one figure)."""
+    """The pairs the verdict would name a bad link on some rail, or holds unconfirmed there (the one pair a node
+    was measured in on a rail: a bad rail or node on one figure), from what was measured, rail by rail."""
     if not measured:
         return []
     verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True)
-    return list(dict.fromkeys(link.nodes for link in verdict.unconfirmed))
+    links = [(link.rail, link.nodes) for link in verdict.bad_links]
+    links += [(link.rail, link.nodes) for link in verdict.unconfirmed]
+    return list(dict.fromkeys(nodes for _, nodes in sorted(links)))
 
 
 def disjoint(pairs: list[Group]) -> tuple[Round, list[Group]]:
