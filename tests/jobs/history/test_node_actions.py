@@ -46,7 +46,9 @@ def test_drains_resumes_and_refusals_are_recorded_and_listed(history_url: str, t
     assert n5.what == "drain refused by check" and "Invalid user id" in n5.detail
 
 
-def test_a_history_that_cannot_be_reached_costs_one_line_and_the_drain_stands(tmp_path: Path, capsys: object) -> None:
+def test_a_history_that_cannot_be_reached_costs_one_line_and_the_drain_stands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cfg = load_config(None, ["history.url=postgresql://nobody@127.0.0.1:1/none"])
     record = DrainRecord(
         run_id="R", task="check", at=1.0, steps=[DrainStep("n1", "drain", ["slow_node"], "r", "w", True)]
