@@ -98,11 +98,13 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.history import add_command as add_history_command
     from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate_command import add_command
+    from jobs.cli.recheck_command import add_command as add_recheck_command
     from jobs.cli.sweeps import add_commands
 
     add_commands(commands)
     add_command(commands)
     add_check_command(commands)
+    add_recheck_command(commands)
     add_history_command(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)

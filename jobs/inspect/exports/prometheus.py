@@ -27,6 +27,9 @@ from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.naming import switches_name
 from jobs.rundir.layout import RunDir, read_json
+from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.drains import DRAINS
+from jobs.rundir.records.findings import Finding
 from jobs.rundir.records.isolate import IsolateVerdict, SwitchVerdict
 from slurm.hostlist import collect_hostlist
 
@@ -270,12 +273,38 @@ def add_run(
             _add_baseline(families, labels, known.rows.get(baseline_key(row), NO_BASELINE))
     if record is not None:
         add_isolate_verdict(families, record, group)
+        _add_findings(families, record.findings, group)
+    _add_drains(families, run, group)
     if known is not None:
         _add_node_past(families, known.nodes, group)
     return dict(zip(GROUP, group, strict=True))
 
 
 NO_BASELINE = RowBaseline(None, None, 0)
+FINDING = (*GROUP, "hostname", "code")
+"""`hostname`: the node, a link 'a-b', or a switch link ('s1-s2', 's1 uplink'); `code`: its reason code."""
+
+
+def _add_findings(families: _Families, findings: Sequence[Finding], group: Sequence[str]) -> None:
+    for finding in findings:
+        families.add("finding", "1 for each node, link or switch link the run's verdict named, with its reason code "
+                     "(slow_node, slow_rail, slow_link, node_stopped, setup_failed, fabric_failed, wrong_result).",
+                     FINDING, (*group, finding.host, finding.code), 1.0)  # fmt: skip
+
+
+def _add_drains(families: _Families, run: RunDir, group: Sequence[str]) -> None:
+    """What collbench did to the nodes after this run (drains.json, once the command that ran it applied its
+    verdict): 1 per node and code it drained, 0 per node it resumed."""
+    try:
+        record = DRAINS.read_if_any(run.drains_file)
+    except (OSError, RecordError):
+        return
+    for step in record.steps if record is not None else []:
+        if step.done and step.action in ("drain", "resume"):
+            for code in step.codes:
+                families.add("node_drained", "1 for each node collbench drained after this run (by reason code), 0 "
+                             "for each it resumed.", FINDING, (*group, step.host, code),
+                             float(step.action == "drain"))  # fmt: skip
 
 
 def _add_baseline(families: _Families, labels: Sequence[str], found: RowBaseline) -> None:
