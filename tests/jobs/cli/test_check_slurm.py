@@ -158,8 +158,11 @@ def test_a_slowed_node_is_cordoned_and_the_others_vetted(allocation: dict[str, s
         r"n5 busbw \S+ GB/s, 0\.\d\d of the median \S+ GB/s, 2 of 2 group\(s\) slow", files["cordoned-reasons"]
     )
     assert re.search(
-        r'^scontrol update NodeName=n5 State=DRAIN Reason="collbench check \S+: busbw ', result.stdout, re.M
-    )
+        r"^scontrol update NodeName=n5 State=DRAIN 'Reason=collbench:slow_node by check run=\S+ busbw ",
+        result.stdout,
+        re.M,
+    ), "--drain: the line weighed against n5's state, its reason coded; nothing runs"
+    assert "DRAINED" not in result.stdout
 
 
 def test_a_node_whose_ranks_die_is_named_within_the_budget(allocation: dict[str, str], workdir: Path) -> None:

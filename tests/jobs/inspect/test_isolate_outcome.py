@@ -140,7 +140,9 @@ def test_a_slow_rail_names_the_node_the_rail_and_its_nic_and_drains_the_node_for
     assert "# leaves (slurm topology/tree): s1 = n[1-3], s2 = n[4-6]" in text
     assert re.search(r"^#   n3\s+1\.00\s+0\.01$", text, re.M), text
     assert iso.exclude() == "slurm.exclude=n3"
-    assert 'NodeName=n3 State=DRAIN Reason="collbench isolate RUN: rail 1 (mlx5_1) busbw 0.01 of healthy' in iso.drain()
+    assert "NodeName=n3 State=DRAIN 'Reason=collbench:slow_rail by isolate run=RUN rail 1 (mlx5_1) busbw 0.01 of " in (
+        iso.drain()
+    )
     plain = to_plain(iso)
     assert [(r["host"], r["rail"], r["nic"]) for r in plain["bad_rails"]] == [("n3", 1, "mlx5_1")]
     assert plain["bad_nodes"] == [] and plain["switch_faults"] == [] and len(plain["units"]) == 12
