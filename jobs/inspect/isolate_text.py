@@ -6,6 +6,7 @@ from __future__ import annotations
 from jobs.inspect.grain_lines import grain_findings, rail_table, topology_lines
 from jobs.inspect.isolate_verdict import IsolateOutcome
 from jobs.isolate.bisect import Bisect
+from jobs.isolate.naming import unconfirmed_line
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds
 from jobs.isolate.verdict import EVERY_RAIL, Verdict
@@ -139,6 +140,7 @@ def _findings(iso: IsolateOutcome) -> list[str]:
                 "are healthy with the other nodes"
             )
         out += grain_findings(verdict, iso.grains, hosts)
+        out += [unconfirmed_line(u, hosts, iso.grains.nics) for u in verdict.unconfirmed]
         out += [f"# note: {note}" for note in verdict.notes]
     if iso.exclude():
         out.append(f"# exclude the bad nodes from the next job: {iso.exclude()}")
@@ -147,7 +149,10 @@ def _findings(iso: IsolateOutcome) -> list[str]:
     if verdict is not None and verdict.bad_links:
         out.append("# a bad link: look at the cables, ports and switch ports between its two nodes")
     if not iso.found and verdict is not None and not iso.problems:
-        out.append(
-            f"# nothing found: every node and link measured is within {verdict.tolerance:.0%} of the healthy level"
-        )
+        if verdict.unconfirmed:
+            out.append(f"# nothing confirmed: {len(verdict.unconfirmed)} link(s) slow once and unconfirmed (above)")
+        else:
+            out.append(
+                f"# nothing found: every node and link measured is within {verdict.tolerance:.0%} of the healthy level"
+            )
     return out

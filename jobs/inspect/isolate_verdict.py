@@ -15,6 +15,7 @@ from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND
+from jobs.isolate.confirm import confirming
 from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import switches_name
@@ -110,7 +111,10 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     if rounds.measured and isinstance(rounds.planner, Bisect):
         verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
     elif rounds.measured:
-        verdict = judge_fabric(_judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves)
+        verdict = judge_fabric(
+            _judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves,
+            confirming=confirming(rounds.planner),
+        )  # fmt: skip
     stopped = []
     if outcome.postmortem is not None:
         for end in sorted(outcome.postmortem.ends.values(), key=lambda e: e.rank):
@@ -226,6 +230,9 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
         record.bad_nodes = [hosts[f.node] for f in verdict.bad_nodes]
         record.bad_links = [
             LinkVerdict([hosts[n] for n in b.nodes], b.busbw, b.ratio, b.rail) for b in verdict.bad_links
+        ]
+        record.unconfirmed = [
+            LinkVerdict([hosts[n] for n in u.nodes], u.busbw, u.ratio, u.rail) for u in verdict.unconfirmed
         ]
         record.notes = verdict.notes
         fill_record(record, verdict, iso.grains, hosts)

@@ -216,31 +216,3 @@ def exclude_override(hosts: Sequence[str], verdict: Verdict, stopped: Sequence[s
     those that stopped answering out of the next job; a slow switch link excludes no node."""
     names = [hosts[f.node] for f in verdict.bad_nodes] + [hosts[f.node] for f in verdict.bad_rails] + list(stopped)
     return f"slurm.exclude={collect_hostlist(sorted(set(names)))}" if names else ""
-
-
-def drain_command(
-    hosts: Sequence[str], verdict: Verdict | None, run_id: str, stopped: Sequence[str] = (), nics: Sequence[str] = ()
-) -> str:
-    """The lines an admin would run to drain the bad nodes (one line), and each node with a bad rail (a line
-    each, the rail and its NIC in the reason): printed for them, never run by collbench. A slow switch link
-    drains no node."""
-    bad = verdict.bad_nodes if verdict else []
-    names = sorted({hosts[figures.node] for figures in bad} | set(stopped))
-    lines = []
-    if names:
-        if bad and verdict is not None:
-            worst = min(bad, key=lambda figures: figures.ratio)
-            reason = f"collbench isolate {run_id}: busbw {worst.ratio:.2f} of healthy {verdict.level:.3g} GB/s"
-        else:
-            reason = f"collbench isolate {run_id}: stopped answering during the test"
-        lines.append(f'scontrol update NodeName={collect_hostlist(names)} State=DRAIN Reason="{reason}"')
-    by_node: dict[int, list[RailFault]] = defaultdict(list)
-    for fault in verdict.bad_rails if verdict else []:
-        by_node[fault.node].append(fault)
-    for node, faults in sorted(by_node.items()):
-        if hosts[node] in names or verdict is None:
-            continue
-        rails = ", ".join(f"{rail_name(f.rail, nics)} busbw {f.ratio:.2f}" for f in faults)
-        reason = f"collbench isolate {run_id}: {rails} of healthy {verdict.level:.3g} GB/s, its other rails healthy"
-        lines.append(f'scontrol update NodeName={hosts[node]} State=DRAIN Reason="{reason}"')
-    return "\n".join(lines)

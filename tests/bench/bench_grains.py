@@ -44,7 +44,7 @@ from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, Iso
 from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import plan_cost
-from jobs.isolate.confirm import ConfirmedPlan
+from jobs.isolate.confirm import ConfirmedPlan, confirming
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import Group, pairs_plan, random_plan
 from jobs.isolate.rounds import GroupKey, Rounds
@@ -314,7 +314,8 @@ def trial(plan: Plan, fabric: Fabric, faults: Faults, sigma: float, draw: random
     settings = plan.settings(fabric.n, draw.randrange(1 << 30))
     rounds = drive(settings, fabric, faults, sigma, draw, fabric.leaf_list() if plan.topology else ())
     started = time.perf_counter()
-    verdict = judge_fabric(_judged(rounds), settings.tolerance, leaves=fabric.leaves if plan.topology else None)
+    leaves = fabric.leaves if plan.topology else None
+    verdict = judge_fabric(_judged(rounds), settings.tolerance, leaves=leaves, confirming=confirming(rounds.planner))
     took = time.perf_counter() - started
     result = score(fabric, faults, verdict)
     result.extra_rounds, result.extra_groups = result.most_extra = confirm_cost(rounds)

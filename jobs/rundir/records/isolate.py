@@ -175,6 +175,9 @@ class IsolateVerdict:
     nodes: list[NodeVerdict] = field(default_factory=list)
     bad_nodes: list[str] = field(default_factory=list)
     bad_links: list[LinkVerdict] = field(default_factory=list)
+    unconfirmed: list[LinkVerdict] = field(default_factory=list)
+    """Pairs slow in one figure only, never confirmed by a second while confirmation was on: no finding,
+    no drain."""
     notes: list[str] = field(default_factory=list)
     matrix: list[tuple[str, str, float]] = field(default_factory=list)
     """Every pair measured: (host, host, busbw), the slowest rail's figure when rail-aligned."""

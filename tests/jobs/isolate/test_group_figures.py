@@ -57,7 +57,7 @@ def test_a_round_on_rails_finishes_when_every_rail_of_every_group_has_its_figure
     assert rounds.start() == ((0, 1),)
     assert not rounds.finish({(1, (0, 1), 0): 5.0})
     assert rounds.unfinished == [(0, 1)] and [(m.rail, m.busbw) for m in rounds.measured] == [(0, 5.0)]
-    rounds = Rounds(IsolateSettings(mode="pairs"), HOSTS[:2], [0, 1])
+    rounds = Rounds(IsolateSettings(mode="pairs", confirm_rounds=0), HOSTS[:2], [0, 1])  # one figure: no confirming
     rounds.start()
     assert rounds.finish({(1, (0, 1), 0): 5.0, (1, (0, 1), 1): 2.0})
     assert [(m.rail, m.busbw) for m in rounds.measured] == [(0, 5.0), (1, 2.0)] and rounds.start() is None

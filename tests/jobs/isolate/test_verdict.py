@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from jobs.inspect.isolate_verdict import verdict_findings
+from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.plan import Group, pairs_plan
-from jobs.isolate.verdict import Measured, drain_command, exclude_override, judge
+from jobs.isolate.verdict import Measured, exclude_override, judge
 
 HOSTS = [f"n{i + 1}" for i in range(8)]
 
@@ -31,8 +33,9 @@ def test_one_bad_node_is_named_and_the_level_stays_healthy(n: int) -> None:
         assert 95 <= verdict.level <= 105, "the bad node cannot drag the level down"
     assert verdict.bad_nodes[0].slow == verdict.bad_nodes[0].measurements == n - 1
     assert exclude_override(HOSTS, verdict) == "slurm.exclude=n3"
-    assert drain_command(HOSTS, verdict, "run-1").startswith(
-        'scontrol update NodeName=n3 State=DRAIN Reason="collbench isolate run-1: busbw 0.'
+    [drain] = verdict_drains(verdict_findings(verdict, list(HOSTS), []), "isolate", "run-1")
+    assert drain.startswith(
+        "scontrol update NodeName=n3 State=DRAIN 'Reason=collbench:slow_node by isolate run=run-1 busbw 0."
     )
 
 
@@ -46,7 +49,7 @@ def test_a_bad_link_is_named_and_neither_of_its_nodes(n: int) -> None:
 
 def test_a_healthy_cluster_names_nothing_and_keeps_its_matrix() -> None:
     verdict = judge(measure(8))
-    assert not verdict.found and drain_command(HOSTS, verdict, "r") == ""
+    assert not verdict.found and verdict_drains(verdict_findings(verdict, list(HOSTS), []), "isolate", "r") == []
     assert len(verdict.matrix) == 28 and verdict.spread < 5
 
 
