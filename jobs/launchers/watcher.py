@@ -231,7 +231,10 @@ class Watcher:
         ends = w.postmortem.ends.values()
         causes = any(e.kind in ("own", "dead", "hung", "lost") for e in ends)
         noticed = any(e.kind == "peer" for e in ends)
-        if noticed and not causes and w.facts.nodes:
+        # Slurm may mark a silent node down and end the job NODE_FAIL before its survivors' collectives time
+        # out: then no rank noticed, and the node's state is the one cause there is to name
+        node_failed = "NODE_FAIL" in w.state.words
+        if (node_failed or (noticed and not causes)) and w.facts.nodes:
             w.facts.unanswering = submission.unanswering_nodes(nodes_of(w.facts.nodes))
             states = {s.node: s for s in submission.node_states(nodes_of(w.facts.nodes))}
             hosts = {rank: e.host for rank, e in w.postmortem.ends.items()}

@@ -113,12 +113,15 @@ def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, w
         assert "# ---- round 1: n[1,6]" in report.stdout and "# nothing found" in report.stdout
     if fault == RAIL_AND_UPLINK:
         assert re.search(r"^BAD RAIL n2: rail 1 \(rail1\) busbw .* its other rails healthy \(0\)$", result.stdout, re.M)
-        assert re.search(r'^scontrol update NodeName=n2 State=DRAIN Reason=".*rail 1 \(rail1\)', result.stdout, re.M)
+        drain = (
+            r"^scontrol update NodeName=n2 State=DRAIN 'Reason=collbench:slow_rail by isolate run=\S+ rail 1 \(rail1\)"
+        )
+        assert re.search(drain, result.stdout, re.M), result.stdout
         assert "SLOW SWITCH LINK s1-s2 on rail 0 (rail0)" in result.stdout
         assert re.findall(r"NodeName=(\S+) State=DRAIN", result.stdout) == ["n2"], "none drained for the uplink"
     if fault == "a whole node":
         assert plain["exclude"] == "slurm.exclude=n5"
-        assert 'scontrol update NodeName=n5 State=DRAIN Reason="collbench isolate ' in result.stdout
+        assert "scontrol update NodeName=n5 State=DRAIN 'Reason=collbench:slow_node by isolate run=" in result.stdout
         assert_node_recorded(slurm_cluster, workdir, run, "n5")
 
 

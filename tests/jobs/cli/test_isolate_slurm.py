@@ -90,10 +90,11 @@ def isolate(cluster: SlurmCluster, workdir: Path, *overrides: str) -> tuple[str,
     return job.group(1), Path(run.group(1)), started
 
 
-def wait(cluster: SlurmCluster, workdir: Path, job: str, timeout: float = 240) -> CommandResult:
+def wait(cluster: SlurmCluster, workdir: Path, job: str, *extra: str, timeout: float = 240) -> CommandResult:
     return collbench(
-        "isolate", "wait", job, "--output-dir", str(workdir / "runs"), cwd=workdir, env=cluster.env(), timeout=timeout
-    )
+        "isolate", "wait", job, "--output-dir", str(workdir / "runs"), *extra, cwd=workdir, env=cluster.env(),
+        timeout=timeout,
+    )  # fmt: skip
 
 
 def verdict(run: Path) -> dict[str, Any]:
@@ -111,9 +112,23 @@ def all_pairs(nodes: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 def test_a_slow_node_is_the_one_named_by_bisect(slurm_cluster: SlurmCluster, workdir: Path) -> None:
     """isolate.mode=bisect (pairs, the default, names a slowed node in test_fabric_grains_slurm.py)."""
-    with shaped("n3", SLOW_NODE):
-        job, run, started = isolate(slurm_cluster, workdir, "nodes=6", "isolate.mode=bisect", STEADY)
-        result = wait(slurm_cluster, workdir, job)
+    try:
+        with shaped("n3", SLOW_NODE):
+            job, run, started = isolate(slurm_cluster, workdir, "nodes=6", "isolate.mode=bisect", STEADY)
+            result = wait(slurm_cluster, workdir, job, "--apply")  # drains n3 for real
+        again = wait(slurm_cluster, workdir, job, "--apply")
+        state = subprocess.run(["sinfo", "-h", "-n", "n3", "-o", "%T|%E"], capture_output=True, text=True,
+                               env=slurm_cluster.env()).stdout.strip()  # fmt: skip
+    finally:
+        subprocess.run(["scontrol", "update", "NodeName=n3", "State=RESUME"], env=slurm_cluster.env(), check=False,
+                       capture_output=True)  # fmt: skip
+    assert re.fullmatch(r"drained\|collbench:slow_node by isolate run=\S+ busbw 0\.\d\d of healthy .*", state), state
+    assert re.search(r"^DRAINED n3: collbench:slow_node by isolate run=", result.stdout, re.M), result.stdout
+    drains = json.loads((run / "drains.json").read_text())
+    assert [(s["host"], s["action"], s["codes"], s["done"]) for s in drains["steps"]] == [
+        ("n3", "drain", ["slow_node"], True)
+    ], drains
+    assert "were applied before" in again.stderr and "DRAINED" not in again.stdout, "once per run"
     print(f"isolate bisect, n3 slowed by tbf: {time.monotonic() - started:.1f} s from submit to verdict")
     print(result.stdout)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -121,7 +136,7 @@ def test_a_slow_node_is_the_one_named_by_bisect(slurm_cluster: SlurmCluster, wor
     assert plain["bad_nodes"] == ["n3"] and plain["bad_links"] == [], plain
     assert plain["exclude"] == "slurm.exclude=n3"
     assert re.search(r"^BAD NODE n3: ", result.stdout, re.M) and not re.search(r"^BAD NODE n[^3]", result.stdout, re.M)
-    assert 'scontrol update NodeName=n3 State=DRAIN Reason="collbench isolate ' in result.stdout
+    assert "scontrol update NodeName=n3 State=DRAIN 'Reason=collbench:slow_node by isolate run=" in result.stdout
     assert len({r["round"] for r in plain["rounds"]}) < 5, plain["rounds"]
     found = recorded(run.name)  # the node verdicts land in the history, n3 the one bad node
     assert found is not None
