@@ -148,6 +148,8 @@ SlurmdParameters=config_overrides
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
+# scrontab (docs/schedule.md): the shipped entries are tested here
+ScronParameters=enable
 SlurmctldDebug=info
 SlurmdDebug=info
 SlurmctldTimeout=30
