@@ -51,6 +51,11 @@ if [ -n "$missing" ]; then
   fi
 fi
 say "packages ok ($(slurmd -V))"
+if ! command -v scrontab >/dev/null; then  # Debian's slurm-client leaves it out: built from Debian's source
+  [ "$INSTALL" = 1 ] || { echo "scrontab missing (tests/cluster/build_scrontab.sh builds it)" >&2; exit 1; }
+  "$(dirname "$0")/build_scrontab.sh" > "$LAB/scrontab.log" 2>&1 || { tail -20 "$LAB/scrontab.log" >&2; exit 1; }
+  say "$(tail -1 "$LAB/scrontab.log")"
+fi
 
 # ---- 2. directories, munge (one munged serves every node: a path socket crosses network namespaces)
 mkdir -p "$LAB"/{etc,state,spool,log,run,munge}
