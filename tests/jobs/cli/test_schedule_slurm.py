@@ -60,11 +60,16 @@ def job_field(job: str, name: str, env: dict[str, str]) -> str:
 
 
 def runs_of(job: str, env: dict[str, str]) -> list[tuple[datetime, datetime]]:
-    """Each run of the cron job that has ended, as accounting has it (sacct -D: every requeued run)."""
-    out = subprocess.run(["sacct", "-n", "-X", "-D", "-P", "-j", job, "-o", "Start,End"], capture_output=True,
+    """Each run of the cron job that has ended, as accounting has it (sacct -D: every requeued run; the pending
+    record `scrontab -r` cancelled never ran)."""
+    out = subprocess.run(["sacct", "-n", "-X", "-D", "-P", "-j", job, "-o", "Start,End,State"], capture_output=True,
                          text=True, env=env, check=False).stdout  # fmt: skip
-    spans = [line.split("|") for line in out.splitlines() if line.count("|") == 1]
-    return [(datetime.fromisoformat(a), datetime.fromisoformat(b)) for a, b in spans if "Unknown" not in (a, b)]
+    spans = [line.split("|") for line in out.splitlines() if line.count("|") == 2]
+    return [
+        (datetime.fromisoformat(a), datetime.fromisoformat(b))
+        for a, b, state in spans
+        if "Unknown" not in (a, b) and not state.startswith("CANCELLED")
+    ]
 
 
 def drained_by_check(host: str, env: dict[str, str]) -> str:
