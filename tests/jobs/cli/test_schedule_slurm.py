@@ -97,7 +97,8 @@ def test_the_shipped_schedule_drains_a_slowed_node_and_the_recheck_hands_it_back
             reason = until(lambda: drained_by_check(SLOWED, env), 120, f"{SLOWED} drained by the nightly check")
             drained = time.monotonic() - slowed
             until(lambda: cron_job(env) == (job, "PENDING"), 120, "the run to end and the entry to be requeued")
-            begin = job_field(job, "BeginTime", env)
+            begin = job_field(job, "EligibleTime", env)  # its next firing
+            assert job_field(job, "CronJob", env) == "Yes"
         subprocess.run(["scrontab", "-r"], env=env, check=True, capture_output=True)
         assert re.fullmatch(r"collbench:slow_node by check run=\S+ busbw .*", reason), reason
         [(start, end)] = until(lambda: runs_of(job, env), 30, "the run in accounting")
