@@ -4,7 +4,7 @@ as ranks and launchers write them, for the tests of readers (report, compare, sc
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from collectives.layout import LAYOUTS
@@ -66,30 +66,42 @@ def scale_sweep(output_dir: Path, counts: Sequence[int] = (1, 2)) -> Sweep:
 
 def isolate_run(output_dir: Path, nodes: int = 4, slow_link: tuple[int, int] = (1, 2)) -> RunDir:
     """A finished collbench isolate run (pairs, two ranks a node) whose link between two nodes is slow."""
-    cfg = load_config("testcluster", ["task=isolate", f"nodes={nodes}"])
+    return paced_isolate_run(output_dir, nodes, lambda group: 50.0 if group == slow_link else 1.0)
+
+
+def paced_isolate_run(
+    output_dir: Path,
+    nodes: int,
+    slower: Callable[[tuple[int, ...]], float],
+    overrides: Sequence[str] = (),
+    job_id: str = "4000000",
+) -> RunDir:
+    """A finished collbench isolate run (pairs, two ranks a node, nodes n1..nN) made without running anything:
+    each group's time is the healthy one x `slower(group)`, round by round as the job plans them (slow pairs
+    measured again included)."""
+    cfg = load_config("testcluster", ["task=isolate", f"nodes={nodes}", *overrides])
     run = RunDir.create(output_dir, "slurm")
     run.config_file.write_text(to_yaml(cfg))
     run.update_meta(
-        run_id=run.run_id, launcher="slurm", world_size=2 * nodes, nodes=nodes, task="isolate", job_id="4000000"
+        run_id=run.run_id, launcher="slurm", world_size=2 * nodes, nodes=nodes, task="isolate", job_id=job_id
     )
     hosts = [f"n{node + 1}" for node in range(nodes)]
     ranks_of = [[2 * node, 2 * node + 1] for node in range(nodes)]
     run.isolate_dir.mkdir()
     ISOLATE_PLAN.write(run.isolate_plan, IsolatePlan(mode="pairs", hosts=hosts, ranks=ranks_of, started=time.time()))
     lines: dict[int, list[RankResult]] = {rank: [] for rank in range(2 * nodes)}
-    planned = Rounds(cfg.isolate, hosts)  # the rounds as the job plans them, slow pairs measured again included
+    planned = Rounds(cfg.isolate, hosts)
     with run.isolate_rounds.open("wb") as rounds:
         while (groups := planned.start()) is not None:
             number = planned.round_no
             figures = []
             for group in groups:
                 members = sorted(rank for node in group for rank in ranks_of[node])
-                slow = 50.0 if group == slow_link else 1.0
                 for rank in members:
                     for size in cfg.isolate.sizes:
                         lines[rank].append(result(
-                            rank, hosts[rank // 2], size, len(members), (20.0 + size / 100) * slow, round=number,
-                            nodes=list(group), members=members, group=group_label(number, hosts, group),
+                            rank, hosts[rank // 2], size, len(members), (20.0 + size / 100) * slower(group),
+                            round=number, nodes=list(group), members=members, group=group_label(number, hosts, group),
                         ))  # fmt: skip
                 figures.append(GroupFigure(nodes=[hosts[n] for n in group], busbw=lines[members[0]][-1].busbw))
             rounds.write(ISOLATE_ROUND.encode(IsolateRound(round=number, groups=figures, seconds=1.0)) + b"\n")
