@@ -34,6 +34,9 @@ from slurm.steps import cluster_name, command_text
 
 EVERY_NODE = "ALL"
 PARTNERS = 2
+IMMEDIATE_S = 120
+"""How long the check's allocation may wait for its nodes (a partner that turned busy since it was picked):
+past it salloc gives up, and the nodes are drained again as they were."""
 CHECK_SLACK_MIN = 5
 """The check's allocation: its budget in minutes, plus this for starting the step and the interpreters."""
 
@@ -177,7 +180,7 @@ def _check_argv(cfg: Config, args: argparse.Namespace, plan: Plan) -> list[str]:
     config = ["--config", args.config] if args.config else []
     return [
         "salloc", f"--reservation={plan.reservation}", *where, f"--nodelist={collect_hostlist(hosts)}",
-        f"--nodes={len(hosts)}", f"--time={minutes}", "--job-name=collbench-recheck",
+        f"--nodes={len(hosts)}", f"--time={minutes}", f"--immediate={IMMEDIATE_S}", "--job-name=collbench-recheck",
         sys.executable, "-m", "jobs.cli", "check", *config, *args.words, "drain.apply=true",
     ]  # fmt: skip
 
