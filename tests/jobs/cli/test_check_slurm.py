@@ -265,29 +265,3 @@ def test_the_node_local_mode_answers_in_one_line_within_its_budget_on_a_node(
     # sees adds srun's step and the interpreter's start, measured just before under the same load
     assert float(line.group(1)) < LOCAL_BUDGET_S, proc.stdout
     assert took < LOCAL_BUDGET_S + startup, f"{took:.1f} s over {LOCAL_BUDGET_S:g} s + {startup:.1f} s to start"
-
-
-def test_the_node_local_mode_resumes_only_a_node_its_own_kind_of_check_drained(
-    allocation: dict[str, str], workdir: Path
-) -> None:
-    """check --node --apply, as a HealthCheckProgram runs it after a FAIL drained the node: the next OK hands
-    the node back; a node drained by a pair check (a NIC a node-local check cannot see) is left drained."""
-    node = HOSTS[-1]
-    argv = ["srun", "-N1", "-n1", f"-w{node}", *collbench_argv("check", "--node", "--apply", "--config", "testcluster",
-            f"output_dir={workdir / 'runs'}", f"check.local_budget_s={LOCAL_BUDGET_S:g}")]  # fmt: skip
-    try:
-        for drained_by, expected in (("check", rf"^LEFT {node}: passed, but drained by check for slow_rail"),
-                                     ("check-node", rf"^RESUMED {node}: check-node passed it")):  # fmt: skip
-            reason = (
-                f"collbench:{'slow_rail' if drained_by == 'check' else 'node_stopped'} by {drained_by} run=EARLIER x"
-            )
-            subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"],
-                           env=allocation, check=True)  # fmt: skip
-            proc = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, env=allocation, timeout=120)
-            assert proc.returncode == 0 and re.search(expected, proc.stdout, re.M), proc.stdout + proc.stderr
-        state = subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T|%E"], capture_output=True, text=True,
-                               env=allocation).stdout  # fmt: skip
-        assert "drain" not in state and "collbench" not in state, state
-    finally:
-        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=allocation, check=False,
-                       capture_output=True)  # fmt: skip
