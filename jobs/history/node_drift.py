@@ -6,7 +6,7 @@ tolerance (a ratio to the run's level over 1 - isolate.tolerance), is named here
 Like with like: a node's levels compare only within one comparable set (cluster, config fingerprint, node count,
 world size: queries.SeriesKey), so it is judged within the set of its latest run. Healthy for the node: the run
 named nothing of it (a bad node, rail or link, a failure blamed on it, slow at its own work, wrong elements, a
-fabric finding naming it: node_record's events), it was behind no slow switch link, and nothing in the run
+fabric finding naming it: node_record's verdict events), it was behind no slow switch link, and nothing in the run
 lowered every node's figures (an injected fault, a failure blamed on another node, a fabric finding naming no
 host). Another node named bad does not spoil the run for this one: its level is a median over its pairs."""
 
@@ -21,7 +21,7 @@ from sqlalchemy import select
 from jobs.history import schema
 from jobs.history.against import MADS, MIN_BASELINE_RUNS, median_mad
 from jobs.history.database import History
-from jobs.history.node_record import node_record
+from jobs.history.node_record import verdict_events
 from jobs.history.queries import Row, SeriesKey, in_chunks
 
 LAST = 10
@@ -181,7 +181,7 @@ def _spoiled(history: History, host: str, keys: Sequence[int]) -> _Spoiled:
     """Which of the runs (runs.id `keys`) named the node, and why each run left out of its baseline is."""
     why: dict[str, str] = {}
     named: set[str] = set()
-    for event in node_record(history, host):
+    for event in verdict_events(history, host):  # what collbench did after a verdict is no verdict
         if event.what != BEHIND:
             named.add(event.run_id)
         why.setdefault(event.run_id, "behind a slow switch link" if event.what == BEHIND else f"named: {event.what}")

@@ -33,12 +33,21 @@ class NodeEvent:
 
 
 def node_record(history: History, host: str) -> list[NodeEvent]:
+    """Every verdict that named `host` (verdict_events), and what collbench did to it after one (drained,
+    resumed, left, a drain refused), oldest first."""
+    return _in_order(verdict_events(history, host) + _actions(history, host))
+
+
+def verdict_events(history: History, host: str) -> list[NodeEvent]:
     """Every verdict that named `host`, oldest first: isolate (bad node, bad rail, bad link, behind a slow
     switch link), fabric, ranks blamed for a failure with its cause, slow at its own work, wrong elements on its
     ranks: what the run's own verdict said, nothing it held is no evidence."""
     events = _isolate_nodes(history, host) + _isolate_rails(history, host) + _isolate_links(history, host)
     events += _behind_switches(history, host) + _fabric(history, host) + _failures(history, host) + _slow(history, host)
-    events += _wrong(history, host) + _actions(history, host)
+    return _in_order(events + _wrong(history, host))
+
+
+def _in_order(events: list[NodeEvent]) -> list[NodeEvent]:
     return sorted(events, key=lambda e: (e.started, e.run_id, e.what, -1 if e.rail is None else e.rail))
 
 
