@@ -11,6 +11,7 @@ import pytest
 from jobs.isolate.check_judge import check_verdict
 from jobs.isolate.check_plan import WHOLE_ROUND, bounds, check_plan, plan_cost
 from jobs.isolate.plan import Round, check_round
+from jobs.isolate.reasons import Finding
 from jobs.isolate.verdict import Measured
 
 HOSTS = [f"n{i + 1}" for i in range(8)]
@@ -63,6 +64,7 @@ def test_a_slow_node_is_cordoned_and_its_partners_vetted() -> None:
     verdict = check_verdict(HOSTS, simulate(plan, {5}), {}, tolerance=0.15)
     assert [node.host for node in verdict.cordoned] == ["n6"] and verdict.exit_code == 1
     assert verdict.cordoned[0].reason.startswith("busbw 10 GB/s, 0.10 of the median ")
+    assert [(f.host, f.code) for f in verdict.findings()] == [("n6", "slow_node")]
     assert verdict.vetted == [h for h in HOSTS if h != "n6"] and verdict.unchecked == []
     assert verdict.whole_busbw == 10.0
 
@@ -78,6 +80,18 @@ def test_a_dead_node_is_cordoned_and_those_never_measured_are_left_unchecked() -
     verdict = check_verdict(HOSTS, whole, {"n2": "rank 1 dead: Killed"}, tolerance=0.15)
     assert [(node.host, node.reason) for node in verdict.cordoned] == [("n2", "its ranks stopped: rank 1 dead: Killed")]
     assert verdict.vetted == [] and len(verdict.unchecked) == 7 and verdict.exit_code == 1
+    assert verdict.cordoned[0].code == "node_stopped"
+
+
+def test_what_the_run_itself_names_is_cordoned_first_with_its_code() -> None:
+    """A failed set-up or a fabric requirement not met on a host (jobs.inspect.findings) cordons it whatever its
+    pairs measured, and keeps its own code; the others are judged on their pairs."""
+    plan = check_plan(8, 2, seed=3)
+    failed = [Finding("n3", "setup_failed", "rank(s) 4 failed to set up: x"), Finding("n6", "fabric_failed", "y")]
+    verdict = check_verdict(HOSTS, simulate(plan, {5}), {"n3": "rank 4 dead"}, tolerance=0.15, failed=failed)
+    assert [(node.host, node.code) for node in verdict.cordoned] == [("n3", "setup_failed"), ("n6", "fabric_failed")]
+    assert verdict.cordoned[1].reason == "y", "the run's own finding first, not n6's slow pairs"
+    assert "n3" not in verdict.vetted and verdict.exit_code == 1
 
 
 def test_a_check_that_measured_nothing_or_left_nodes_open_could_not_settle() -> None:
@@ -127,6 +141,7 @@ def test_a_slow_uplink_cordons_no_node_and_names_the_link_with_the_nodes_behind_
     ]
     verdict = check_verdict(HOSTS, measured, {}, tolerance=0.15, leaves=LEAVES)
     assert verdict.cordoned == [] and verdict.vetted == HOSTS
+    assert [(f.host, f.code) for f in verdict.findings()] == [("s1-s2", "slow_link")], "named, never drained"
     [line] = verdict.links
     assert line.startswith("SLOW SWITCH LINK s1-s2 on every rail: 4 of 4 pair(s) across slow")
     assert "n[1-4] | n[5-8]" in line
