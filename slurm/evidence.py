@@ -25,7 +25,7 @@ import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from slurm.hostlist import BadHostlist, expand_hostlist
+from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 
 _TASK_END = re.compile(r"^srun: error: (?P<host>[^:\s]+): tasks? (?P<tasks>[\d,\-]+): (?P<how>.+?)\s*$")
 _TEARDOWN = re.compile(
@@ -130,6 +130,10 @@ def signal_of(how: str) -> str:
 # --------------------------------------------------------------------------------------------- nodes
 
 BAD_NODE_STATES = ("DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "REBOOT")
+HELD_STATES = ("drain", "down", "fail")
+"""sinfo's long state words of a node no job is given: drained, draining, down, fail, failing."""
+STATE_FLAGS = "*~#!%$@^-"
+"""What sinfo appends to a state word: * not responding, ~ powered off, # powering up, ..."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,26 +142,44 @@ class NodeState:
     state: str
     """sinfo's long state, such as 'idle', 'down*', 'mixed*' (a trailing * means not responding)."""
     reason: str
+    """The reason set with the state ('' when none)."""
 
     @property
     def unhealthy(self) -> bool:
         upper = self.state.upper()
         return upper.endswith("*") or any(word in upper for word in BAD_NODE_STATES)
 
+    @property
+    def words(self) -> str:
+        """The state without sinfo's flags: 'drained' for 'drained*'."""
+        return self.state.rstrip(STATE_FLAGS)
+
+    @property
+    def held(self) -> bool:
+        """Drained, draining, down or failed: Slurm gives it no new job."""
+        return any(self.words.lower().startswith(word) for word in HELD_STATES)
+
     def describe(self) -> str:
         words = self.state.rstrip("*")
         responding = " and not responding" if self.state.endswith("*") else ""
-        why = f" ({self.reason})" if self.reason and self.reason != "none" else ""
+        why = f" ({self.reason})" if self.reason else ""
         return f"{words}{responding}{why}"
 
 
+def sinfo_argv(nodes: Iterable[str]) -> list[str]:
+    """Each node's state and reason, a line each (a node once per partition it is in)."""
+    return ["sinfo", "-h", "-N", "-n", collect_hostlist(nodes), "-o", "%N|%T|%E"]
+
+
 def parse_node_states(text: str) -> list[NodeState]:
-    """`sinfo -h -N -o '%N|%T|%E'` output -> one NodeState per node."""
+    """`sinfo -h -N -o '%N|%T|%E'` output -> one NodeState per line; a reason keeps any '|' of its own, and
+    sinfo's 'none' is ''."""
     states = []
     for line in text.splitlines():
-        parts = line.strip().split("|")
+        parts = line.strip().split("|", 2)
         if len(parts) >= 2 and parts[0]:
-            states.append(NodeState(parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
+            reason = parts[2].strip() if len(parts) > 2 else ""
+            states.append(NodeState(parts[0], parts[1].strip(), "" if reason == "none" else reason))
     return states
 
 

@@ -1,52 +1,20 @@
-"""Nodes as Slurm holds them: each node's state and reason (sinfo), and the scontrol lines that drain and
-resume them and hold them in a maintenance reservation while they are checked again. Each line is built
-apart from running it, so a dry run prints exactly what would run. No torch."""
+"""Nodes as Slurm holds them: each node's state and reason (sinfo, read as slurm.evidence reads it), and the
+scontrol lines that drain and resume them and hold them in a maintenance reservation while they are checked
+again. Each line is built apart from running it, so a dry run prints exactly what would run. No torch."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from slurm.evidence import NodeState, parse_node_states, sinfo_argv
 from slurm.hostlist import collect_hostlist
 
 QUERY_TIMEOUT_S = 20.0
-HELD_STATES = ("drain", "down", "fail")
-"""sinfo's long state words of a node no job is given: drained, draining, down, fail, failing."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeState:
-    host: str
-    state: str
-    """sinfo's long state (idle, mixed, allocated, drained, draining, down, ...), '*' and '~' flags removed."""
-    reason: str
-    """The reason set with the state ('' when none)."""
-
-    @property
-    def held(self) -> bool:
-        """Drained, draining, down or failed: Slurm gives it no new job."""
-        return any(self.state.startswith(word) for word in HELD_STATES)
 
 
 class NodesUnavailable(RuntimeError):
     """sinfo or scontrol did not answer: Slurm's words."""
-
-
-def sinfo_argv(hosts: Sequence[str]) -> list[str]:
-    return ["sinfo", "-h", "-N", "-n", collect_hostlist(hosts), "-o", "%N|%T|%E"]
-
-
-def parse_sinfo(text: str) -> dict[str, NodeState]:
-    """sinfo -N's `%N|%T|%E` lines (a node once per partition) -> host -> its state and reason."""
-    states: dict[str, NodeState] = {}
-    for line in text.splitlines():
-        host, _, rest = line.partition("|")
-        state, _, reason = rest.partition("|")
-        if host and state:
-            reason = "" if reason.strip() == "none" else reason.strip()
-            states[host] = NodeState(host, state.strip().rstrip("*~#!%$@^-"), reason)
-    return states
 
 
 def node_states(hosts: Sequence[str]) -> dict[str, NodeState]:
@@ -56,7 +24,7 @@ def node_states(hosts: Sequence[str]) -> dict[str, NodeState]:
     done = _run(sinfo_argv(hosts))
     if done.returncode != 0:
         raise NodesUnavailable(f"sinfo failed: {_words(done)}")
-    return parse_sinfo(done.stdout)
+    return {state.node: state for state in parse_node_states(done.stdout)}
 
 
 def drain_argv(hosts: Iterable[str], reason: str) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, slurmd_answers
+from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, sinfo_argv, slurmd_answers
 from slurm.queue import JobRecord, parse_sacct, parse_squeue, sacct_argv, squeue_argv, unknown, with_accounted_end
 from slurm.settings import SlurmSettings
 
@@ -192,7 +192,7 @@ def node_states(nodes: list[str]) -> list[NodeState]:
     """Slurm's view of these nodes (sinfo), [] when it cannot say."""
     if not nodes:
         return []
-    result = _run(["sinfo", "-h", "-N", "-n", ",".join(nodes), "-o", "%N|%T|%E"])
+    result = _run(sinfo_argv(nodes))
     return parse_node_states(result.stdout) if result.returncode == 0 else []
 
 

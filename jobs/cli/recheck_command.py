@@ -19,9 +19,9 @@ from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
 from jobs.config.model import Config, ConfigError, load_config
 from jobs.isolate.reasons import OwnDrain, own_drain
 from jobs.rundir.records.drains import DrainRecord, DrainStep
+from slurm.evidence import NodeState
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
 from slurm.nodes import (
-    NodeState,
     NodesUnavailable,
     drain_argv,
     node_states,
@@ -149,10 +149,10 @@ def _plan(states: dict[str, NodeState], nodes: str, partners: list[str], count: 
             left.append(f"{host}: Slurm does not know it")
         elif not state.held:
             if nodes != EVERY_NODE:
-                left.append(f"{host}: {state.state}, not drained: nothing to re-check")
+                left.append(f"{host}: {state.words}, not drained: nothing to re-check")
         elif own is None:
             left.append(
-                f"{host}: {state.state} by someone else ({state.reason or 'no reason'}): only its owner resumes it"
+                f"{host}: {state.words} by someone else ({state.reason or 'no reason'}): only its owner resumes it"
             )
         else:
             targets[host] = own

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from jobs.isolate.reasons import Code, Finding, Task, drain_reason, drains, own_drain
-from slurm.nodes import NodeState, drain_argv, resume_argv
+from slurm.evidence import NodeState
+from slurm.nodes import drain_argv, resume_argv
 from slurm.steps import command_text
 
 Action = Literal["drain", "resume", "leave"]
@@ -69,7 +70,7 @@ def _for_named(host: str, found: list[Finding], task: Task, run_id: str, state: 
         return Step(host, "leave", codes, "", f"Slurm does not know node {host}: nothing to drain")
     own = own_drain(state.reason)
     if state.held and own is None and state.reason:
-        return Step(host, "leave", codes, state.reason, f"already {state.state} by someone else: left as it is")
+        return Step(host, "leave", codes, state.reason, f"already {state.words} by someone else: left as it is")
     if own is not None and set(codes) <= set(own.codes) and state.held:
         return Step(host, "leave", codes, state.reason, f"already drained by collbench for {','.join(own.codes)}")
     merged = tuple(dict.fromkeys((*(own.codes if own and state.held else ()), *codes)))
@@ -81,7 +82,7 @@ def _for_passed(host: str, task: Task, state: NodeState | None) -> list[Step]:
         return []
     own = own_drain(state.reason)
     if own is None:
-        words = f"{state.state} by someone else ({state.reason})" if state.reason else state.state
+        words = f"{state.words} by someone else ({state.reason})" if state.reason else state.words
         return [Step(host, "leave", (), state.reason, f"passed, but {words}: only its owner resumes it")]
     if not own.cleared_by(task):
         return [

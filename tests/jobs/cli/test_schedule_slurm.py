@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm.nodes import parse_sinfo, sinfo_argv
+from slurm.evidence import parse_node_states, sinfo_argv
 from tests.conftest import REPO, SlurmCluster, collbench, until
 from tests.jobs.cli.test_check_slurm import held
 from tests.jobs.cli.test_isolate_slurm import SLOW_NODE, shaped
@@ -78,7 +78,7 @@ def runs_of(job: str, env: dict[str, str]) -> list[tuple[datetime, datetime]]:
 def drained_by_check(host: str, env: dict[str, str]) -> str:
     """The host's reason while it is held with collbench's mark on it, else ''."""
     shown = subprocess.run(sinfo_argv([host]), capture_output=True, text=True, env=env, check=False).stdout
-    state = parse_sinfo(shown).get(host)
+    state = next((state for state in parse_node_states(shown) if state.node == host), None)
     return state.reason if state and state.held and state.reason.startswith("collbench:") else ""
 
 
