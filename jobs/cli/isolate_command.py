@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
@@ -19,6 +19,9 @@ from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from slurm.hostlist import collect_hostlist, expand_hostlist
 from slurm.steps import cluster_name
+
+if TYPE_CHECKING:
+    from jobs.inspect.isolate_verdict import IsolateOutcome
 
 ACTIONS = ("wait", "report")
 PLAN_ROUNDS_SHOWN = 64
@@ -142,14 +145,15 @@ def _names(names: list[str], nodes: object) -> str:
 
 def _wait(run: RunDir, args: argparse.Namespace) -> int:
     def render(outcome: RunOutcome, run: RunDir, fmt: str) -> int:
-        code = _render(outcome, run, args)
-        _act(outcome, run, args)
+        iso = assess_isolate_run(outcome, run)  # once: the verdict printed is the verdict acted on
+        code = _render(outcome, run, args, iso)
+        _act(outcome, run, args, iso)
         return code
 
     return wait_and_render(run, args.timeout, args, render)
 
 
-def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> None:
+def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: IsolateOutcome) -> None:
     """Once the run has ended: the drain and resume steps its verdict makes, printed or run (once per run)."""
     from jobs.cli.drains import act_on_verdict
 
@@ -163,7 +167,6 @@ def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> None:
             f"collbench: the drains of {run.run_id} were applied before ({run.drains_file}); not again", file=sys.stderr
         )
         return
-    iso = assess_isolate_run(outcome, run)
     findings = iso.findings()
     named = {finding.host for finding in findings}
     passed = [host for host in iso.hosts if host not in named] if iso.verdict and not outcome.problems else []
@@ -173,13 +176,13 @@ def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> None:
 def _report(run: RunDir, args: argparse.Namespace) -> int:
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
-    return _render(assess(run, facts=facts), run, args)  # reads the run directory, writes nothing into it
+    outcome = assess(run, facts=facts)
+    return _render(outcome, run, args, assess_isolate_run(outcome, run))  # reads the run directory, writes nothing
 
 
-def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
+def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: IsolateOutcome) -> int:
     from jobs.inspect.isolate_verdict import plot_matrix, to_plain
 
-    iso = assess_isolate_run(outcome, run)
     if args.format == "json":
         print(json.dumps(to_plain(iso), indent=1))
     else:
