@@ -10,12 +10,9 @@ from dataclasses import dataclass, field
 
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.grains import judge_fabric
-from jobs.isolate.naming import rail_fault_reason, switch_fault_line
+from jobs.isolate.naming import rail_fault_reason, switch_fault_line, switches_name
 from jobs.isolate.reasons import Code, Finding
 from jobs.isolate.verdict import Measured
-
-SWITCH_LINE_HEADS = ("SLOW SWITCH LINK ", "CUT ")
-"""How a switch fault's line starts: these are the verdict's `links`; a slow pair's link is only a note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +81,9 @@ def check_verdict(
         reasons.setdefault(finding.host, Cordoned(finding.host, finding.figure, finding.code))
     for host, how in stopped.items():
         reasons.setdefault(host, Cordoned(host, f"its ranks stopped: {how}", "node_stopped"))
-    level, notes, links = 0.0, list[str](), list[Finding]()
+    level, notes, lines, links = 0.0, list[str](), list[str](), list[Finding]()
     if pairs:
-        level, slow_notes, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
+        level, slow_notes, lines, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
         notes += slow_notes
     elif whole is not None and len(hosts) == 2:
         notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
@@ -99,7 +96,6 @@ def check_verdict(
     cordoned = [reasons[host] for host in hosts if host in reasons]
     vetted = [host for host in hosts if host not in reasons and host in seen]
     unchecked = [host for host in hosts if host not in reasons and host not in seen]
-    lines = [finding.figure for finding in links if finding.figure.startswith(SWITCH_LINE_HEADS)]
     return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, lines, links)
 
 
@@ -111,7 +107,7 @@ def _judge_pairs(
     reasons: dict[str, Cordoned],
     leaves: Sequence[str | None],
     nics: Sequence[str],
-) -> tuple[float, list[str], list[Finding]]:
+) -> tuple[float, list[str], list[str], list[Finding]]:
     known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
     verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
     source = "expected" if expected_busbw else "median"
@@ -136,20 +132,20 @@ def _judge_pairs(
         by_node.setdefault(fault.node, []).append(rail_fault_reason(fault, verdict.level, source, nics))
     for index, said in by_node.items():
         reasons.setdefault(hosts[index], Cordoned(hosts[index], "; ".join(said), "slow_rail"))
-    links = [
-        Finding(
-            "-".join(fault.switches) or "cut",
-            "slow_link",
-            ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics),
-        )
+    lines = [
+        ("SLOW SWITCH LINK " if fault.switches else "CUT ") + switch_fault_line(fault, hosts, verdict.level, nics)
         for fault in verdict.switch_faults
+    ]
+    links = [
+        Finding(switches_name(fault.switches) or "cut", "slow_link", line)
+        for fault, line in zip(verdict.switch_faults, lines, strict=True)
     ]
     links += [
         Finding(f"{hosts[a]}-{hosts[b]}", "slow_link", f"link {hosts[a]}-{hosts[b]} {link.busbw:.3g} GB/s")
         for link in verdict.bad_links
         for a, b in [link.nodes]
     ]
-    return verdict.level, notes, links
+    return verdict.level, notes, lines, links
 
 
 def _judge_whole_pair(
