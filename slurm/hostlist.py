@@ -100,7 +100,7 @@ def collect_hostlist(hosts: Iterable[str]) -> str:
     plain: dict[str, None] = {}
     order: list[tuple[str, int] | str] = []
     for host in hosts:
-        if not host or not _NAME_CHARS.match(host):
+        if not can_be_listed(host):
             raise BadHostlist(f"host name {host!r} cannot be written in a hostlist")
         match = _TRAILING_NUMBER.match(host)
         if not match:
@@ -115,6 +115,20 @@ def collect_hostlist(hosts: Iterable[str]) -> str:
             order.append(key)
         groups[key].add(int(digits))
     return ",".join(entry if isinstance(entry, str) else _render_group(entry, groups[entry]) for entry in order)
+
+
+def readable_hostlist(hosts: Iterable[str]) -> str:
+    """For people to read, never for Slurm: collect_hostlist of the names a hostlist can hold, then every other
+    name as it is ('n[1-3],n1<x>'), so that a host no Slurm cluster would name still shows in a line."""
+    names = list(dict.fromkeys(hosts))
+    fit = [name for name in names if can_be_listed(name)]
+    odd = [name if name else "''" for name in names if not can_be_listed(name)]
+    return ",".join(([collect_hostlist(fit)] if fit else []) + odd)
+
+
+def can_be_listed(host: str) -> bool:
+    """Whether `host` can be written in a hostlist expression."""
+    return bool(host) and _NAME_CHARS.match(host) is not None
 
 
 def _render_group(key: tuple[str, int], numbers: set[int]) -> str:

@@ -31,7 +31,7 @@ from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchV
 from jobs.rundir.records.rank import RankState, RankStatus
 from jobs.rundir.records.run import LauncherName, RunMeta, Task
 from jobs.rundir.records.summary import SUMMARY, Summary
-from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+from slurm.hostlist import BadHostlist, expand_hostlist, readable_hostlist
 
 Row = dict[str, Any]
 
@@ -127,7 +127,7 @@ def _identity(
         "cluster": cluster_of(cfg, env),
         "config": config_fingerprint(cfg),
         "nodes": meta.nodes,
-        "hostlist": collect_hostlist(hosts) if hosts else "",
+        "hostlist": readable_hostlist(hosts) if hosts else "",
         "world_size": meta.world_size,
         **_platform(meta, cfg, env),
         "collbench_version": _version(),
@@ -341,7 +341,7 @@ def _nic(verdict: IsolateVerdict, rail: int) -> str:
 
 
 def _switch(fault: SwitchVerdict) -> Row:
-    sides = [collect_hostlist(side) if side else "" for side in fault.sides] + ["", ""]
+    sides = [readable_hostlist(side) if side else "" for side in fault.sides] + ["", ""]
     ends = [*fault.switches, "", ""]
     return {
         "switches": switches_name(fault.switches), "switch_a": ends[0], "switch_b": ends[1], "rail": _rail(fault.rail),

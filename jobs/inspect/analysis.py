@@ -27,7 +27,7 @@ import msgspec
 from collectives.results import RankResult, SummaryRow, placement_name
 from jobs.inspect.fabric import LineRate
 from jobs.rundir.layout import RunDir, rank_files, rank_of
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 OUTLIER_Z = 3.5
 OWN_FLOOR_S = 0.010
@@ -233,7 +233,7 @@ def _whole_run(scope: RunScope) -> str:
 
 def isolate_command(config_file: str, hosts: Sequence[str]) -> str:
     """The exact command that measures these nodes against each other, in pairs."""
-    nodes = collect_hostlist(sorted(set(hosts)))
+    nodes = readable_hostlist(sorted(set(hosts)))
     return f"collbench isolate --config {config_file} nodes={len(set(hosts))} 'slurm.nodelist={nodes}'"
 
 

@@ -11,7 +11,7 @@ from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.check_judge import CheckVerdict, check_verdict
 from jobs.rundir.layout import RunDir
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 SILENT_KINDS = ("stopped", "killed", "running")
 """How a hung rank ends once srun tears its step down (or the check cancels it)."""
@@ -66,7 +66,7 @@ def silent_nodes(ends: list[RankEnd]) -> dict[str, str]:
 
 
 def hostlist(hosts: list[str]) -> str:
-    return collect_hostlist(hosts) if hosts else ""
+    return readable_hostlist(hosts) if hosts else ""
 
 
 def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[str]:

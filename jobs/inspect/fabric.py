@@ -17,7 +17,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.ports import PORTS, PortSnapshot
 from jobs.rundir.records.rank import RankStatus
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 T = TypeVar("T")
 
@@ -134,7 +134,7 @@ def _notes(
     bare = sorted(host for host, snap in starts.items() if not snap.rdma)
     if bare:
         where = Path(settings.sysfs_root) / "class" / "infiniband"
-        notes.append(f"no RDMA device found on {collect_hostlist(bare)} (nothing under {where})")
+        notes.append(f"no RDMA device found on {readable_hostlist(bare)} (nothing under {where})")
     if not starts:
         notes.append("no port snapshot was taken (no rank recorded one)")
     return notes
@@ -179,7 +179,7 @@ def _ports_summary(snap: PortSnapshot | None) -> str:
     rates = _distinct(f"{info.rate_gbps:g}" for _, _, info in ports if info.rate_gbps)
     state = f"{len(ports)} ports ACTIVE" if active == len(ports) else f"{active}/{len(ports)} ports ACTIVE"
     rate = f" {'/'.join(rates)} Gb/sec" if rates else ""
-    return f"{collect_hostlist(sorted({hca for hca, _, _ in ports}))} ({state}{rate})"
+    return f"{readable_hostlist(sorted({hca for hca, _, _ in ports}))} ({state}{rate})"
 
 
 def _grouped(logs: Iterable[NcclRankLog], key: Callable[[NcclRankLog], str]) -> dict[str, list[NcclRankLog]]:
@@ -280,7 +280,7 @@ def _rate_findings(starts: Mapping[str, PortSnapshot]) -> list[str]:
         for host, rate in sorted(by_host.items()):
             if rate < best:
                 found.append(
-                    f"{host} {hca} port {port} runs at {rate:g} Gb/sec; the same port on {collect_hostlist(at_best)} "
+                    f"{host} {hca} port {port} runs at {rate:g} Gb/sec; the same port on {readable_hostlist(at_best)} "
                     f"at {best:g} Gb/sec (trained down?)"
                 )
     return found
@@ -386,7 +386,7 @@ def line_rate(
     if not name or not rates or len(rates) < len(starts):
         return None
     slowest = min(rates.values())
-    return LineRate(slowest, f"{name} at {slowest:g} Gb/s (the slowest of {collect_hostlist(sorted(rates))})")
+    return LineRate(slowest, f"{name} at {slowest:g} Gb/s (the slowest of {readable_hostlist(sorted(rates))})")
 
 
 def _speed_mbps(snap: PortSnapshot, interface: str) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from jobs.isolate.naming import rail_fault_reason, switch_fault_line
 from jobs.isolate.verdict import EVERY_RAIL, Verdict, rail_name
 from jobs.rundir.records.isolate import IsolateVerdict, NodeVerdict, RailVerdict, SwitchVerdict
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 RAIL_TABLE_MAX_NODES = 64
 """Up to this many nodes the text verdict prints each node's rails against the level; beyond, the slow ones."""
@@ -41,7 +41,7 @@ def topology_lines(grains: Grains, hosts: Sequence[str]) -> list[str]:
         by_leaf: dict[str, list[str]] = {}
         for node, leaf in sorted(grains.leaves.items()):
             by_leaf.setdefault(leaf, []).append(hosts[node])
-        leaves = ", ".join(f"{leaf} = {collect_hostlist(members)}" for leaf, members in sorted(by_leaf.items()))
+        leaves = ", ".join(f"{leaf} = {readable_hostlist(members)}" for leaf, members in sorted(by_leaf.items()))
         out.append(f"# leaves ({grains.topology or 'topology'}): {leaves}")
     else:
         out.append("# no switch topology known: a slow link between switches shows only as a cut in the matrix")

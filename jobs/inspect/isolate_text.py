@@ -10,7 +10,7 @@ from jobs.isolate.naming import unconfirmed_line
 from jobs.isolate.plan import Group
 from jobs.isolate.rounds import Rounds
 from jobs.isolate.verdict import EVERY_RAIL, Verdict
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 MATRIX_MAX_NODES = 16
 """Up to this many nodes the text verdict prints the whole node x node matrix; beyond, the slowest nodes
@@ -42,7 +42,7 @@ def lines(iso: IsolateOutcome, op: str, sizes: list[int]) -> list[str]:
         out += [""] + (_bisect_lines(iso) if isinstance(rounds.planner, Bisect) else _matrix_lines(iso, verdict))
         out += rail_table(verdict, iso.grains, iso.hosts)
     if rounds.unfinished:
-        names = ", ".join(collect_hostlist(iso.hosts[n] for n in g) for g in rounds.unfinished)
+        names = ", ".join(readable_hostlist(iso.hosts[n] for n in g) for g in rounds.unfinished)
         out.append(f"# round {rounds.round_no} did not finish: {names}")
     out.append("")
     out += _findings(iso)
@@ -115,7 +115,7 @@ def _bisect_lines(iso: IsolateOutcome) -> list[str]:
     out = []
     for number, groups in sorted(by_round.items()):
         parts = [
-            f"{collect_hostlist(iso.hosts[n] for n in g)} {busbw:.3f}{' SHORT' if busbw < threshold else ''}"
+            f"{readable_hostlist(iso.hosts[n] for n in g)} {busbw:.3f}{' SHORT' if busbw < threshold else ''}"
             for g, busbw in groups
         ]
         out.append(f"# round {number}: " + "; ".join(parts))

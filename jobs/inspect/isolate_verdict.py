@@ -41,7 +41,7 @@ from jobs.rundir.records.isolate import (
     RoundGroup,
     StoppedNode,
 )
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 STOPPED_KINDS = ("dead", "lost", "hung")
 """How a rank ended when its node stopped answering (jobs.inspect.postmortem's kinds)."""
@@ -80,7 +80,7 @@ class IsolateOutcome:
 
     def exclude(self) -> str:
         if self.verdict is None:
-            return f"slurm.exclude={collect_hostlist(self.stopped_hosts)}" if self.stopped else ""
+            return f"slurm.exclude={readable_hostlist(self.stopped_hosts)}" if self.stopped else ""
         return exclude_override(self.hosts, self.verdict, self.stopped_hosts)
 
     def findings(self) -> list[Finding]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jobs.isolate.verdict import EVERY_RAIL, RailFault, SwitchFault, Unconfirmed, rail_name
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 
 def switches_name(switches: Sequence[str]) -> str:
@@ -23,7 +23,7 @@ def link_name(fault: SwitchFault, hosts: Sequence[str]) -> str:
 
 
 def nodes_of(nodes: Sequence[int], hosts: Sequence[str]) -> str:
-    return collect_hostlist(hosts[node] for node in nodes)
+    return readable_hostlist(hosts[node] for node in nodes)
 
 
 def switch_fault_line(fault: SwitchFault, hosts: Sequence[str], level: float, nics: Sequence[str] = ()) -> str:

@@ -19,7 +19,7 @@ from jobs.isolate.check_plan import check_plan
 from jobs.isolate.confirm import ConfirmedPlan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import EVERY_RAIL, Measured
-from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+from slurm.hostlist import BadHostlist, expand_hostlist, readable_hostlist
 
 GroupKey = tuple[int, Group, int]
 """(round, the group's nodes, its rail): a group measured, as the results lines carry it (rail EVERY_RAIL:
@@ -72,7 +72,7 @@ def planner_for(
 
 def group_label(round_no: int, hosts: Sequence[str], group: Group, rail: int = EVERY_RAIL) -> str:
     on_rail = f" rail {rail}" if rail != EVERY_RAIL else ""
-    return f"round {round_no}: {collect_hostlist(hosts[node] for node in group)}{on_rail}"
+    return f"round {round_no}: {readable_hostlist(hosts[node] for node in group)}{on_rail}"
 
 
 def group_figures(rows: Iterable[SummaryRow], hosts: Sequence[str] = ()) -> dict[GroupKey, float]:

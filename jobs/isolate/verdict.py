@@ -18,7 +18,7 @@ from statistics import median
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.plan import Group
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 EVERY_RAIL = -1
 """The rail of a node-grain measurement (every rank of its nodes), or of a fault seen on every rail."""
@@ -169,7 +169,7 @@ def bisect_verdict(search: Bisect, measured: Sequence[Measured], hosts: Sequence
 
 
 def _names(hosts: Sequence[str], nodes: Iterable[int]) -> str:
-    return collect_hostlist(hosts[node] for node in sorted(nodes))
+    return readable_hostlist(hosts[node] for node in sorted(nodes))
 
 
 def _by_node(records: Sequence[Measured]) -> dict[int, list[Measured]]:
@@ -215,4 +215,4 @@ def exclude_override(hosts: Sequence[str], verdict: Verdict, stopped: Sequence[s
     """The override that leaves the bad nodes, the nodes with a bad rail (an 8-GPU job needs every NIC) and
     those that stopped answering out of the next job; a slow switch link excludes no node."""
     names = [hosts[f.node] for f in verdict.bad_nodes] + [hosts[f.node] for f in verdict.bad_rails] + list(stopped)
-    return f"slurm.exclude={collect_hostlist(sorted(set(names)))}" if names else ""
+    return f"slurm.exclude={readable_hostlist(sorted(set(names)))}" if names else ""

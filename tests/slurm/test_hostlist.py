@@ -2,7 +2,7 @@
 
 import pytest
 
-from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist, readable_hostlist
 
 
 @pytest.mark.parametrize(
@@ -90,3 +90,10 @@ def test_collect_then_expand_round_trips(hosts: list[str]) -> None:
 def test_collect_refuses_names_a_hostlist_cannot_hold() -> None:
     with pytest.raises(BadHostlist):
         collect_hostlist(["n1", "bad name"])
+
+
+def test_a_readable_list_compacts_what_it_can_and_shows_the_other_names_as_they_are() -> None:
+    odd = "n1<img src=x onerror=alert(1)>"
+    assert readable_hostlist(["n2", odd, "n1", "n3", "n2", ""]) == f"n[1-3],{odd},''"
+    assert readable_hostlist([odd]) == odd
+    assert readable_hostlist([]) == ""

@@ -31,7 +31,7 @@ from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.drains import DRAINS
 from jobs.rundir.records.findings import Finding
 from jobs.rundir.records.isolate import IsolateVerdict, SwitchVerdict
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 PREFIX = "collbench_"
 JOB = "collbench"
@@ -402,7 +402,7 @@ def _add_switch_links(families: _Families, record: IsolateVerdict, group: Sequen
 def switch_label(fault: SwitchVerdict) -> str:
     """'s1-s2' (the link between leaves s1 and s2), 's1 uplink', or, with no topology known, the two sets of
     nodes either side of the cut ('n[1-3] | n[4-6]'), as the verdict's line names it."""
-    return switches_name(fault.switches) or " | ".join(collect_hostlist(side) for side in fault.sides)
+    return switches_name(fault.switches) or " | ".join(readable_hostlist(side) for side in fault.sides)
 
 
 def _hca(record: IsolateVerdict, rail: int) -> str:

@@ -148,3 +148,14 @@ def test_without_rdma_devices_or_nccl_the_section_says_so_plainly(tmp_path: Path
     assert found.hosts[0].line() == (
         "n1          no RDMA device" if backend == "gloo" else "n1          NCCL log not found  no RDMA device"
     )
+
+
+def test_a_host_name_no_hostlist_can_hold_is_listed_as_it_is(tmp_path: Path) -> None:
+    """A local run on a host named so had ended in BadHostlist here, with no table.txt or summary.json."""
+    odd = "n1<img src=x onerror=alert(1)>"
+    run = RunDir(tmp_path / "run")
+    run.logs_dir.mkdir(parents=True)
+    for host in (odd, "n2"):
+        record_ports(run, tmp_path / "empty-sysfs", host, "start")
+    found = fabric_report(run, "gloo", FabricSettings(), {0: status(0, odd), 1: status(1, "n2")})
+    assert found.notes[-1] == f"no RDMA device found on n2,{odd} (nothing under /sys/class/infiniband)"
