@@ -172,13 +172,13 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
     from collectives.device_memory import available_bytes
     from collectives.memory import check_fits
     from collectives.sweep import RankContext, run_sweep
+    from jobs.runtime.devices import rank_device
 
-    device = torch.device("cpu") if cfg.device == "cpu" else torch.device("cuda", placement.local_rank)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    else:
+    device = rank_device(cfg.device, placement, os.environ)  # cuda:0 where Slurm bound one GPU to the task
+    status.set_device(str(device))
+    if device.type == "cpu":
         _apply_thread_count(torch)
-    write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, placement.local_rank))
+    write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, device.index or 0))
     have, source = available_bytes(device, placement.local_world_size)
     check_fits(cfg.measured_bench(), placement.world_size, have, source, cfg.largest_size_key())
     logger.info(

@@ -40,7 +40,7 @@ class StatusWriter:
             node_rank=placement.node_rank,
             host=placement.host,
             pid=os.getpid(),
-            device=device if device == "cpu" else f"cuda:{placement.local_rank}",
+            device=device,  # "cuda" until set_device names the rank's own GPU
             job_id=placement.job_id,
             master_addr=placement.master_addr,
             master_port=placement.master_port,
@@ -55,6 +55,14 @@ class StatusWriter:
         with self.lock:
             self.record = replace(self.record, state=state, updated=time.time(), **fields)
             STATUS.write(self.path, self.record)
+
+    def set_device(self, device: str) -> None:
+        """The device the rank runs on once it is chosen (jobs.runtime.devices): 'cuda:0' where Slurm bound
+        one GPU to the task, whatever its local rank."""
+        with self.lock:
+            self.record = replace(self.record, device=device)
+            if not self.ended:
+                self.write(RankState.RUNNING)
 
     def add_setup(self, setup: SetupSpan) -> None:
         """The set-up time, once learnt: kept in every later write of the status."""
