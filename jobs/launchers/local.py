@@ -10,11 +10,11 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from jobs.config.model import Config, ConfigError
+from jobs.config.model import Config, ConfigError, derive
 from jobs.inspect.report import read_statuses
 from jobs.launchers.base import Request, Started
 from jobs.launchers.children import POLL_S, ChildLauncher
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import submitit
 
 CANCEL_WAIT_S = 15.0
+VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 
 def check_host_memory(cfg: Config) -> None:
@@ -42,6 +43,29 @@ def check_host_memory(cfg: Config) -> None:
             f"bench.max_bytes: {step.op} at {step.size} B needs {need * cfg.world_size / 1e9:.2f} GB for "
             f"{cfg.world_size} ranks but this host has {have / 1e9:.2f} GB available; lower bench.max_bytes"
         )
+
+
+def with_given_devices(cfg: Config, inherited: Mapping[str, str]) -> Config:
+    """The config whose env hands the ranks the GPUs this process was given: submitit's LocalExecutor sets
+    CUDA_VISIBLE_DEVICES to 0..N-1 (submitit/local/local.py, start_controller), which inside an allocation,
+    on a shared node or under MIG names GPUs that are not this process's. The config's own env entry, else
+    the inherited one, is kept: with device=cuda its first `ranks` entries, refused when it has fewer.
+    Unset in both, submitit's 0..N-1 are the first N GPUs of the machine: the config is left as it is."""
+    given = cfg.env.get(VISIBLE, inherited.get(VISIBLE))
+    if given is None:
+        return cfg
+    entries = [entry.strip() for entry in given.split(",") if entry.strip()]
+    if cfg.device == "cuda":
+        if len(entries) < cfg.world_size:
+            where = f"env.{VISIBLE}" if VISIBLE in cfg.env else VISIBLE
+            raise ConfigError(
+                f"{where}: {given!r} gives this run {len(entries)} GPU(s), fewer than its {cfg.world_size} ranks "
+                f"with device=cuda; allowed: ranks <= {len(entries)}, or a list with a GPU per rank"
+            )
+        entries = entries[: cfg.world_size]
+    if cfg.env.get(VISIBLE) == ",".join(entries):
+        return cfg
+    return derive(cfg, env={**cfg.env, VISIBLE: ",".join(entries)})
 
 
 def free_port() -> int:
@@ -167,10 +191,12 @@ class LocalLauncher(ChildLauncher[str]):
         check_host_memory(cfg)
 
     def build_request(self, cfg: Config, run_path: Path) -> Request[str]:
+        cfg = with_given_devices(cfg, os.environ)
         folder = RunDir(run_path).submitit_dir
         command = f"{shlex.quote(sys.executable)} -u -m submitit.core._submit {shlex.quote(str(folder))}"
+        visible = f" (env {VISIBLE}={cfg.env[VISIBLE]})" if VISIBLE in cfg.env else ""
         text = (
-            f"# {cfg.world_size} local rank(s), each started by submitit's LocalExecutor as:\n"
+            f"# {cfg.world_size} local rank(s){visible}, each started by submitit's LocalExecutor as:\n"
             f"SUBMITIT_LOCAL_JOB_NUM_NODES=1 SUBMITIT_LOCAL_NTASKS={cfg.world_size} {command}\n"
         )
         return Request(cfg=cfg, run_path=run_path, text=text, payload=command)

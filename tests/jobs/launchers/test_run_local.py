@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -116,6 +117,7 @@ def test_json_document_holds_config_every_rank_environment_and_rows(workdir: Pat
         "json",
         *FAST,
         cwd=workdir,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "GPU-given,3"},  # submitit's LocalExecutor would set ''
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -126,6 +128,7 @@ def test_json_document_holds_config_every_rank_environment_and_rows(workdir: Pat
         variables = rank["environment"]["variables"]
         assert variables["NCCL_SOCKET_IFNAME"] == "lo"
         assert variables["NCCL_IB_SECRET_TOKEN"] == "<redacted>"
+        assert variables["CUDA_VISIBLE_DEVICES"] == "GPU-given,3", "the inherited GPUs reach the ranks unchanged"
         assert rank["environment"]["torch"].startswith("2.")
     assert {row["op"] for row in doc["rows"]} == {"all_reduce"}
     assert doc["analysis"]["wrong"] == [] and isinstance(doc["analysis"]["slow_ranks"], list)
