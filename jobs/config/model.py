@@ -22,6 +22,7 @@ from jobs.config.isolate_settings import IsolateSettings
 from jobs.config.rails_settings import RailSettings
 from jobs.config.schema import ConfigError, build, to_plain
 from jobs.config.topology_settings import TopologySettings
+from slurm.gpus import gpu_problems
 from slurm.settings import SlurmSettings
 
 DEFAULT_CONFIG = "local"
@@ -82,7 +83,8 @@ class Config:
     backend: BackendName = "gloo"
     """torch.distributed backend: gloo (CPU) or nccl (CUDA)."""
     device: DeviceName = "cpu"
-    """Where the buffers live: cpu, or cuda (each rank uses GPU number local_rank)."""
+    """Where the buffers live: cpu, or cuda (a GPU of its own per rank: cuda:local_rank where a task sees every
+    GPU of its node, cuda:0 where Slurm binds one to each task; under Slurm the job asks for one per rank)."""
     output_dir: str = "runs"
     """Where run directories are created; must be shared by all nodes under Slurm."""
     env: dict[str, str] = field(default_factory=dict)
@@ -136,7 +138,7 @@ def validate(cfg: Config) -> None:
     problems = _world_problems(cfg) + _bench_problems(cfg) + _env_problems(cfg) + cfg.slurm.problems()
     problems += _timeout_problems(cfg) + _fault_problems(cfg) + _fabric_problems(cfg) + _isolate_problems(cfg)
     problems += cfg.check.problems() + cfg.drain.problems() + cfg.exports.problems()
-    problems += cfg.rails.problems(cfg.ranks_per_node) + cfg.topology.problems()
+    problems += cfg.rails.problems(cfg.ranks_per_node) + cfg.topology.problems() + _device_problems(cfg)
     if problems:
         raise ConfigError(problems[0])
 
@@ -166,6 +168,13 @@ def _world_problems(cfg: Config) -> list[str]:
     if not 0 <= cfg.rendezvous.master_port <= 65535:
         found.append(f"rendezvous.master_port: {cfg.rendezvous.master_port} must be 0 (derived) or 1-65535")
     return found
+
+
+def _device_problems(cfg: Config) -> list[str]:
+    """A run on GPUs under Slurm asks for one per rank (slurm.gpus): refused before it waits in the queue."""
+    if cfg.device != "cuda" or not cfg.on_slurm:
+        return []
+    return gpu_problems(cfg.slurm, cfg.nodes, submitted=cfg.launcher == "slurm")
 
 
 def _isolate_problems(cfg: Config) -> list[str]:

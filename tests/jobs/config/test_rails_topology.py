@@ -18,7 +18,10 @@ from jobs.runtime.rank_job import rank_environment
 from slurm.submission import SlurmUnavailable
 from slurm.topology import Topology
 
-NCCL_SLURM = ["ranks=null", "launcher=slurm", "backend=nccl", "device=cuda", "slurm.tasks_per_node=8", "nodes=2"]
+NCCL_SLURM = [
+    *("ranks=null", "launcher=slurm", "backend=nccl", "device=cuda", "nodes=2"),
+    *("slurm.tasks_per_node=8", "slurm.gpus_per_node=8"),  # a rank on a GPU asks Slurm for its GPU
+]
 
 
 def test_defaults_leave_rails_to_the_ranks_per_node_and_topology_to_auto() -> None:
