@@ -6,7 +6,9 @@ a round of pairs would be 67 million store operations). A group whose ranks were
 created by every rank in the same order instead, because torch names a group its members create from its
 ranks alone and a second group of the same ranks would meet the first one's keys in the store. On NCCL
 with the communicator bound to the device, torch splits the world's communicator for each new group, which
-every rank must join: there every rank creates every group, in the same order. Each rank
+every rank must join (pairs at 64 nodes would be 2,016 world-wide splits): there the round's groups, disjoint,
+come from one split of the world (torch.distributed.split_group, one ncclCommSplit with a colour per group),
+which every rank joins once a round. gloo cannot split (torch refuses a parent without a device). Each rank
 runs the sweep in its own group, then all ranks share the round's results, so that every rank computes
 the same figures and bisect plans the same next round everywhere. A rank whose node
 rests this round only joins the sharing. Each result goes to the rank's results file as it is measured,
@@ -20,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -126,24 +129,63 @@ def _join_round(
     grouped: set[tuple[int, ...]],
     interface_of: Callable[[int], str] = lambda rail: "",
 ) -> tuple[Group, int, list[int], dist.ProcessGroup] | None:
-    """Create the round's groups, (nodes, rail, ranks) each: a group of ranks new to the run by its members
-    alone, one whose ranks were grouped in an earlier round by every rank in the same order (and every group
-    so where NCCL splits the world's communicator). This rank's group, or None if it rests. `grouped` (the
-    same on every rank: the plan is) gains this round's groups. A rail's group binds to `interface_of(rail)`
-    when it names one (gloo: rails.interfaces), while the world's group stays where GLOO_SOCKET_IFNAME put it."""
+    """Create the round's groups, (nodes, rail, ranks) each, as round_plan says: one split of the world where
+    NCCL splits the world's communicator, else new groups. This rank's group, or None if it rests. `grouped`
+    (the same on every rank: the plan is) gains this round's groups. A rail's group binds to
+    `interface_of(rail)` when it names one (gloo: rails.interfaces), while the world's group stays where
+    GLOO_SOCKET_IFNAME put it."""
+    plan = round_plan([ranks for _, _, ranks in groups], rank, grouped, _splits_the_world())
+    grouped.update(tuple(ranks) for _, _, ranks in groups)
+    if plan.split:
+        process_group = dist.split_group(split_ranks=[list(ranks) for ranks in plan.split], timeout=timeout)
+        mine = [(group, rail, ranks) for group, rail, ranks in groups if rank in ranks]
+        return (*mine[0], process_group) if mine and process_group is not None else None
+    planned = {tuple(ranks): (group, rail, ranks) for group, rail, ranks in groups}
     member = None
-    every_rank_splits = dist.group.WORLD is not None and dist.group.WORLD.bound_device_id is not None
-    for group, rail, ranks in groups:
-        members_alone = not every_rank_splits and tuple(ranks) not in grouped
-        if members_alone and rank not in ranks:
-            continue
+    for key, members_alone in plan.created:
+        group, rail, ranks = planned[key]
         with _gloo_interface(interface_of(rail)):
             process_group = dist.new_group(ranks, timeout=timeout, use_local_synchronization=members_alone)
         if rank in ranks:
             assert isinstance(process_group, dist.ProcessGroup)
             member = (group, rail, ranks, process_group)
-    grouped.update(tuple(ranks) for _, _, ranks in groups)
     return member
+
+
+@dataclass(frozen=True, slots=True)
+class RoundPlan:
+    """How one rank makes a round's groups: one split of the world, or new groups one by one."""
+
+    split: tuple[tuple[int, ...], ...] = ()
+    """Every group of the round, for one split of the world that every rank joins (NCCL, device-bound)."""
+    created: tuple[tuple[tuple[int, ...], bool], ...] = ()
+    """The groups this rank creates, in order, each with whether its members alone create it (gloo)."""
+
+    @property
+    def world_splits(self) -> int:
+        """World-wide communicator splits this round costs: one, or none where groups are created apart."""
+        return 1 if self.split else 0
+
+
+def round_plan(groups: list[list[int]], rank: int, grouped: set[tuple[int, ...]], splits_the_world: bool) -> RoundPlan:
+    """The round's groups (disjoint lists of global ranks) as this rank makes them. Splitting the world: one
+    split of every group. Else a group of ranks new to the run by its members alone, one whose ranks were
+    grouped in an earlier round by every rank in the same order (torch names a members-only group by its
+    ranks: a second one would meet the first one's keys in the store)."""
+    if splits_the_world:
+        return RoundPlan(split=tuple(tuple(ranks) for ranks in groups))
+    created = []
+    for ranks in groups:
+        members_alone = tuple(ranks) not in grouped
+        if members_alone and rank not in ranks:
+            continue
+        created.append((tuple(ranks), members_alone))
+    return RoundPlan(created=tuple(created))
+
+
+def _splits_the_world() -> bool:
+    """NCCL with the world's communicator bound to the device: every new group would split it."""
+    return dist.group.WORLD is not None and dist.group.WORLD.bound_device_id is not None
 
 
 def _rail_interfaces(cfg: Config) -> Callable[[int], str]:

@@ -12,8 +12,9 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from jobs.isolate.plan import pairs_plan
 from jobs.launchers.local import free_port
-from jobs.runtime.isolate_rounds import _join_round
+from jobs.runtime.isolate_rounds import _join_round, round_plan
 
 Planned = list[tuple[tuple[int, ...], int, list[int]]]
 
@@ -68,3 +69,26 @@ def test_each_round_s_groups_sum_their_own_members_new_groups_and_repeated_ones_
             mine = next((tuple(ranks) for _, _, ranks in groups if rank in ranks), None)
             expected = None if mine is None else (mine, sum(10**member for member in mine))
             assert got == expected, (rank, groups)
+
+
+def _ranks_of(round_: tuple[tuple[int, ...], ...], per_node: int) -> list[list[int]]:
+    return [[node * per_node + local for node in group for local in range(per_node)] for group in round_]
+
+
+def test_nccl_makes_each_round_s_groups_with_one_split_of_the_world() -> None:
+    """Pairs at 64 nodes of 8 ranks: every new_group a world-wide ncclCommSplit was 2,016 splits; one a round is 63."""
+    rounds = pairs_plan(64)
+    grouped: set[tuple[int, ...]] = set()
+    plans = [round_plan(_ranks_of(round_, 8), rank=5, grouped=grouped, splits_the_world=True) for round_ in rounds]
+    assert sum(len(round_) for round_ in rounds) == 2016
+    assert sum(plan.world_splits for plan in plans) == len(rounds) == 63
+    assert all(len(plan.split) == len(round_) and not plan.created for plan, round_ in zip(plans, rounds, strict=True))
+
+
+def test_gloo_creates_groups_apart_new_ones_by_their_members_alone() -> None:
+    grouped: set[tuple[int, ...]] = set()
+    first = round_plan([[0, 1], [2, 3]], rank=0, grouped=grouped, splits_the_world=False)
+    assert (first.world_splits, first.created) == (0, (((0, 1), True),))
+    grouped.update({(0, 1), (2, 3)})
+    again = round_plan([[0, 1], [2, 3]], rank=0, grouped=grouped, splits_the_world=False)
+    assert again.created == (((0, 1), False), ((2, 3), False))  # grouped before: every rank, in the same order
