@@ -6,7 +6,10 @@ Evidence, all read from the run directory:
     killed, crashed or exited, and whether that came before srun began tearing the step down;
   - the Slurm facts `wait` and `status` record in slurm.json: the job's state, nodes Slurm marks down
     or not responding, nodes whose slurmd does not answer;
-  - heartbeats: which ranks were behind the others when the others gave up.
+  - heartbeats: which ranks were behind the others when the others gave up;
+  - under NCCL, torch's Flight Recorder dumps (jobs.inspect.flight_recorder): NCCL's watchdog tears a rank
+    down on a collective's time-out with no Python exception, so no rank records that it gave up; the dumps
+    say which members of a group never entered the collective the others waited in.
 
 Ranks are then judged, most to least likely the cause: a rank that raised an error of its own; a rank
 that died without recording anything (srun saw it killed, or the job is over and it never wrote an
@@ -24,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from jobs.inspect.flight_recorder import Lagging, lagging_groups, read_traces
 from jobs.inspect.progress import RankProgress, read_progress
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import RankState, RankStatus, SetupFailure, SetupProbe
@@ -111,7 +115,10 @@ def examine(run: RunDir, statuses: dict[int, RankStatus], world_size: int, facts
     if any(status.state is RankState.FAILED and is_lost_peer(status.error) for status in statuses.values()):
         hosts = {rank: s.host for rank, s in statuses.items()}
         progress = {p.rank: p for p in read_progress(run, world_size, hosts)}
-    return judge(world_size, statuses, progress, steps, facts, local=meta.launcher is LauncherName.LOCAL)
+    lagging = lagging_groups(read_traces(run), world_size)
+    return judge(
+        world_size, statuses, progress, steps, facts, local=meta.launcher is LauncherName.LOCAL, lagging=lagging
+    )
 
 
 def judge(
@@ -121,10 +128,11 @@ def judge(
     steps: StepEvidence | None,
     facts: JobFacts,
     local: bool = False,
+    lagging: list[Lagging] | None = None,
 ) -> Postmortem:
     lost_nodes = {**dict.fromkeys(facts.unanswering, "its slurmd does not answer from here"), **facts.unhealthy}
     ends = {rank: _rank_end(rank, statuses.get(rank), steps, facts, lost_nodes, local) for rank in range(world_size)}
-    ends = _mark_hung(ends, progress)
+    ends = _mark_hung(_from_flight_recorder(ends, lagging or []), progress)
     report = Postmortem(ends=ends)
     report.causes = _causes(ends, steps, lost_nodes, statuses, facts)
     report.consequences = _consequences(ends, statuses, steps, facts, bool(report.causes))
@@ -165,6 +173,33 @@ def _rank_end(
     if facts.final:
         return RankEnd(rank, host, "dead", "dead", f"recorded no end; the job ended {facts.state}")
     return RankEnd(rank, host, "running", "running", "running")
+
+
+UNRECORDED: tuple[Kind, ...] = ("running", "stopped", "killed", "dead")
+"""Ends that record no error of the rank's own: what NCCL's watchdog leaves of a rank it tore down."""
+
+
+def _from_flight_recorder(ends: dict[int, RankEnd], lagging: list[Lagging]) -> dict[int, RankEnd]:
+    """The members that never entered a group's collective are hung, those that waited in it noticed them
+    (they were torn down by NCCL's watchdog, recording nothing); a rank with an error of its own keeps it."""
+    marked = dict(ends)
+    for group in lagging:
+        collective = f"collective {group.collective}" + (f" ({group.what})" if group.what else "")
+        where = f"{collective} of group {group.group}" + (f" ({group.desc})" if group.desc else "")
+        for rank, seq in group.behind.items():
+            end = marked[rank]
+            if end.kind in UNRECORDED or end.kind == "peer":
+                how = (
+                    f"never entered {where}, where rank(s) {rank_spans(group.ahead)} waited for it "
+                    f"(NCCL flight recorder: its last was {seq}); then {end.how}"
+                )
+                marked[rank] = RankEnd(rank, end.host, "hung", "hung", how, end.at)
+        for rank in group.ahead:
+            end = marked[rank]
+            if end.kind in UNRECORDED:
+                how = f"timed out in {where} (NCCL's watchdog tore it down; flight recorder): {end.how}"
+                marked[rank] = RankEnd(rank, end.host, "peer", end.state, how, end.at)
+    return marked
 
 
 def _pid_alive(status: RankStatus) -> bool:

@@ -5,14 +5,34 @@ from __future__ import annotations
 
 import faulthandler
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from loguru import logger
 
 from collectives.sweep import Progress
+from jobs.inspect.flight_recorder import trace_prefix
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import HEARTBEAT, Beat, HeartbeatPhase
+
+FLIGHT_RECORDER_ENTRIES = "2000"
+"""NCCL collectives each rank's Flight Recorder keeps (TORCH_NCCL_TRACE_BUFFER_SIZE): the last few rounds of
+a sweep, enough to hold the collective a hang stopped at."""
+
+
+def flight_recorder_environment(run: RunDir, inherited: Mapping[str, str]) -> dict[str, str]:
+    """What makes a rank torn down by NCCL's watchdog leave its Flight Recorder dump in the run (logs/
+    nccl-trace-rank-N, read by jobs.inspect.flight_recorder): a trace buffer, a dump on time-out (every rank
+    dumps, signalled through the store), and where. A variable already set (the config's env, the job's)
+    stays as it is."""
+    wanted = {
+        "TORCH_NCCL_TRACE_BUFFER_SIZE": FLIGHT_RECORDER_ENTRIES,
+        "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
+        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": str(trace_prefix(run)),
+        "TORCH_FR_DUMP_TEMP_FILE": str(trace_prefix(run)),  # the same prefix's newer name (torch >= 2.8)
+    }
+    return {name: value for name, value in wanted.items() if name not in inherited}
 
 
 class StackDumps:

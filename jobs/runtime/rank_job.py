@@ -173,11 +173,14 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
     from collectives.memory import check_fits
     from collectives.sweep import RankContext, run_sweep
     from jobs.runtime.devices import rank_device
+    from jobs.runtime.heartbeat import flight_recorder_environment
 
     device = rank_device(cfg.device, placement, os.environ)  # cuda:0 where Slurm bound one GPU to the task
     status.set_device(str(device))
     if device.type == "cpu":
         _apply_thread_count(torch)
+    else:  # NCCL's watchdog tears a hung rank down with no Python error: its Flight Recorder says where it was
+        os.environ.update(flight_recorder_environment(run, os.environ))
     write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, device.index or 0))
     have, source = available_bytes(device, placement.local_world_size)
     check_fits(cfg.measured_bench(), placement.world_size, have, source, cfg.largest_size_key())
