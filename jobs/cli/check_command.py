@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from collectives.sizes import format_size
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN
+from jobs.cli.html_output import add_html_option, html_target, write_run_html
 from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
@@ -61,6 +62,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="run those lines (drain.apply=true): needs a Slurm operator; never touches a node someone else drained",
     )
     check.add_argument("--dry-run", action="store_true", help="print the srun command and the plan; run nothing")
+    add_html_option(check, "the verdict with its pair matrix, the per-host view and the logs")
     check.add_argument(
         "--node",
         action="store_true",
@@ -83,6 +85,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.keep_run and not args.node:
         raise ConfigError("check: --keep-run goes with --node; a check of an allocation always keeps its run directory")
     words = with_output_dir(args.words, args.output_dir_override) + (["drain.apply=true"] if args.apply else [])
+    if args.html and args.node:
+        raise ConfigError("check: --html goes with a check of an allocation; check --node says one line")
+    args.html_file = html_target(args.html)  # refused before the step starts
     if args.node:
         from jobs.cli.check_node_command import check_node
 
@@ -107,8 +112,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
     from jobs.inspect.check_verdict import assess_check  # the verdict's modules only where a check ran
 
-    check = assess_check(run, assess(run))
-    return _report(check, run, args, cfg, time.monotonic() - started, ran_out)
+    outcome = assess(run, with_analysis=args.html_file is not None)
+    check = assess_check(run, outcome)
+    code = _report(check, run, args, cfg, time.monotonic() - started, ran_out)
+    if args.html_file is not None:
+        write_run_html(args.html_file, run, outcome, code, check=check)
+    return code
 
 
 def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:

@@ -1,5 +1,6 @@
 """`collbench history trend`: one figure of (op, size) over time, one series per comparable set (cluster,
-fingerprint, node count, world size), each with its baseline; as a table, JSON, CSV, or a plot (--plot)."""
+fingerprint, node count, world size), each with its baseline; as a table, JSON, CSV, a plot (--plot) or a page
+(--html)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.cli.history_args import KNOWN_SHOWN, never_seen, open_view, say, say_unmatched, view_filters
+from jobs.cli.history_args import (
+    KNOWN_SHOWN,
+    filter_words,
+    never_seen,
+    open_view,
+    say,
+    say_unmatched,
+    view_filters,
+)
 from jobs.cli.history_rows import csv_text
+from jobs.cli.html_output import add_html_option, html_target, write_html
 
 if TYPE_CHECKING:
     from jobs.history.database import History
@@ -23,6 +33,7 @@ def cmd_trend(args: argparse.Namespace) -> int:
 
     filters = view_filters(args)
     plt = _pyplot() if args.plot else None  # refused before anything is read, as report --plot is
+    html = html_target(args.html)
     with open_view(args) as history:
         points = trend(history, args.op, args.size, filters, args.figure)
         if not points:
@@ -36,7 +47,37 @@ def cmd_trend(args: argparse.Namespace) -> int:
         print("\n\n".join("\n".join(_series_lines(one, args.figure)) for one in drawn))
     if plt is not None and drawn:
         _plot(plt, drawn, args, Path(args.plot))
+    if html is not None:
+        _write_page(html, drawn, args)
     return 0
+
+
+def add_html_to_trend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """--html on `history trend` (its parser is built with the other views in history.py)."""
+    history = commands.choices["history"]
+    views = next(a for a in history._actions if isinstance(a, argparse._SubParsersAction))
+    add_html_option(views.choices["trend"], "the trend: every comparable set over time with its baseline band")
+
+
+def _write_page(path: Path, drawn: list[Series], args: argparse.Namespace) -> None:
+    """The trend as a page: each comparable set's runs and baseline handed over as plain data."""
+    from jobs.history.against import MIN_BASELINE_RUNS
+    from jobs.inspect.html.plain import TrendLine, TrendPoint
+    from jobs.inspect.html.trend_page import render_trend_page
+
+    lines = [
+        TrendLine(
+            label=one.key.words(),
+            points=[TrendPoint(p.run_id, p.started, p.value, p.outcome, p.excluded) for p in one.points],
+            median=one.baseline.median if one.baseline else None,
+            mad=one.baseline.mad if one.baseline else None,
+            baseline_runs=len(one.baseline.runs) if one.baseline else 0,
+        )
+        for one in drawn
+    ]
+    what = f"{args.op} {args.size} B"
+    command = f"collbench history trend --size {args.size} --figure {args.figure} {filter_words(args)}".rstrip()
+    write_html(path, render_trend_page(lines, what, args.figure, command, MIN_BASELINE_RUNS))
 
 
 def _say_no_trend(history: History, args: argparse.Namespace) -> None:

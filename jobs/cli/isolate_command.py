@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from jobs.cli.html_output import add_html_option, html_target, write_run_html
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
 from jobs.cli.topology import with_topology
@@ -42,6 +43,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_wait_args(isolate, "wait")
     isolate.add_argument("--format", choices=("table", "json"), default="table", help="wait/report: what to print")
     isolate.add_argument("--plot", metavar="FILE.png", help="wait/report: the busbw matrix as a heatmap (matplotlib)")
+    add_html_option(isolate, "wait/report: the run with its verdict, pair matrix and logs")
     isolate.add_argument(
         "--drain",
         action="store_true",
@@ -62,10 +64,13 @@ def cmd_isolate(args: argparse.Namespace) -> int:
             raise ConfigError(f"usage: collbench isolate {args.words[0]} JOB_OR_RUN")
         if args.words[0] == "report" and (args.apply or args.drain):
             raise ConfigError("isolate report only reads the run; --drain and --apply go with isolate wait JOB_OR_RUN")
+        args.html_file = html_target(args.html)  # refused before the run is read or waited for
         run = find_run(args.words[1], args.output_dir or RUNS_DIR)
         if run.read_meta().task != "isolate":
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
         return _wait(run, args) if args.words[0] == "wait" else _report(run, args)
+    if args.html:
+        raise ConfigError("isolate: --html goes with isolate wait|report JOB_OR_RUN, once there is a verdict to show")
     return _submit(args)
 
 
@@ -176,8 +181,8 @@ def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: Isolat
 def _report(run: RunDir, args: argparse.Namespace) -> int:
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
-    outcome = assess(run, facts=facts)
-    return _render(outcome, run, args, assess_isolate_run(outcome, run))  # reads the run directory, writes nothing
+    outcome = assess(run, facts=facts, with_analysis=args.html_file is not None)  # reads the run, writes nothing
+    return _render(outcome, run, args, assess_isolate_run(outcome, run))
 
 
 def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: IsolateOutcome) -> int:
@@ -192,4 +197,7 @@ def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: Iso
     if args.plot:
         plot_matrix(iso, Path(args.plot))
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
-    return max(iso.exit_code, outcome.exit_code)
+    code = max(iso.exit_code, outcome.exit_code)
+    if args.html_file is not None:
+        write_run_html(args.html_file, run, outcome, code, isolate=iso)
+    return code

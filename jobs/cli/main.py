@@ -10,19 +10,20 @@ from pathlib import Path
 
 from collectives.results import ResultFormatError
 from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
+from jobs.cli.html_output import add_html_option, held_for_page, html_target, write_run_html
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
     add_output_args,
     add_wait_args,
-    assess_run,
     check_tolerance,
     held_against_history,
     held_to_history,
     print_outcome,
+    thresholds,
     wait_and_render,
 )
 from jobs.config.model import ConfigError, load_config, to_yaml
-from jobs.inspect.report import read_statuses
+from jobs.inspect.report import assess, read_statuses
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.codec import RecordError
@@ -96,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_command as add_history_command
+    from jobs.cli.history_trend import add_html_to_trend
     from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate_command import add_command
     from jobs.cli.recheck_command import add_command as add_recheck_command
@@ -106,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     add_check_command(commands)
     add_recheck_command(commands)
     add_history_command(commands)
+    add_html_to_trend(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)
     add_import_command(commands)
@@ -125,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
             add_output_args(command)
         if name == "report":
             command.add_argument("--plot", metavar="FILE.png", help="also draw busbw against size (needs matplotlib)")
+            add_html_option(command, "the run (an isolate or check run with its verdict and pair matrix)")
         if name in ("wait", "report"):
             add_against_history(command)
         command.set_defaults(handler=handler)
@@ -255,10 +259,12 @@ def _cmd_cancel(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     check_tolerance(args)
+    html = html_target(args.html)  # refused before the run is read
     run = _find(args)
     launcher = launcher_of(run)
     facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
-    outcome = assess_run(run, args, facts=facts)  # reads the run directory, writes nothing
+    with_analysis = html is not None or args.format in ("json", "table")  # the page shows the per-host view
+    outcome = assess(run, thresholds(args), with_analysis=with_analysis, facts=facts)  # reads the run, writes nothing
     if args.plot:
         from jobs.inspect.plot import plot_busbw
 
@@ -266,7 +272,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
     code = print_outcome(outcome, run, args.format)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
-    code = max(code, held_against_history(outcome, run, args))
+    if html is None:
+        code = max(code, held_against_history(outcome, run, args))
+    else:
+        held, place = held_for_page(run, outcome, args)
+        code = max(code, held)
+        write_run_html(html, run, outcome, code, history=place, history_asked=args.against_history)
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.cli.against_history import add_against_history
+from jobs.cli.html_output import add_html_option, html_target, write_html
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.config.model import ConfigError, derive, load_config
 from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
@@ -35,6 +36,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_output_dir(scale, "status/wait/report", "sweep")
     scale.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
     scale.add_argument("--plot", metavar="FILE.png", help="report: busbw against node count (needs matplotlib)")
+    add_html_option(scale, "wait/report: the sweep, its tables and curves per node count")
     scale.set_defaults(handler=cmd_scale)
 
     compare = commands.add_parser(
@@ -62,6 +64,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="also write every compared row and the verdict, as JSON",
     )
     add_against_history(compare, tolerance=False)
+    add_html_option(compare, "the comparison, every row and both sides' curves")
     compare.set_defaults(handler=cmd_compare)
 
 
@@ -69,8 +72,13 @@ def cmd_scale(args: argparse.Namespace) -> int:
     if args.words and args.words[0] in SWEEP_ACTIONS:
         if len(args.words) != 2:
             raise ConfigError(f"usage: collbench scale {args.words[0]} SWEEP")
+        if args.html and args.words[0] == "status":
+            raise ConfigError("scale: --html goes with scale wait|report SWEEP")
+        args.html_file = html_target(args.html)  # refused before the sweep is read or waited for
         sweep = find_sweep(args.words[1], args.output_dir or RUNS_DIR)
         return {"status": _status, "wait": _wait, "report": _report}[args.words[0]](sweep, args)
+    if args.html:
+        raise ConfigError("scale: --html goes with scale wait|report SWEEP, once its runs have results")
     return _start(args)
 
 
@@ -167,11 +175,23 @@ def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int
 
         plot_scaling(report.per_nodes, Path(args.plot), f"collbench {sweep.sweep_id}")
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
-    return 0 if report.complete else 1
+    code = 0 if report.complete else 1
+    if args.html_file is not None:
+        from jobs.inspect.html.sweep_page import render_sweep_page
+
+        page = render_sweep_page(report, sweep.read(), sweep.path, code, args.html_file.parent)
+        write_html(args.html_file, page)
+    return code
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     tolerance = Tolerance.parse(args.tolerance, args.band_tolerance)
+    if args.html and args.against_history:
+        raise ConfigError(
+            "compare: --html goes with compare BASELINE CANDIDATE; a run against its history: "
+            "collbench report RUN --against-history --html FILE"
+        )
+    html = html_target(args.html)  # refused before either side is read
     if args.against_history:
         if args.candidate is not None:
             raise ConfigError(
@@ -216,7 +236,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"collbench: INCOMPLETE: {incomplete}", file=sys.stderr)
     if not result.rows:
         print("collbench: FAILED: nothing comparable between the two", file=sys.stderr)
+    if html is not None:
+        from jobs.inspect.html.compare_page import render_compare_page
+
+        page = render_compare_page(result, names, tolerance.describe(), result.exit_code, _compare_command(args))
+        write_html(html, page)
     return result.exit_code
+
+
+def _compare_command(args: argparse.Namespace) -> str:
+    """The comparison as it was asked for (its --html left out)."""
+    import shlex
+
+    bands = [word for band in args.band_tolerance for word in ("--band-tolerance", band)]
+    return shlex.join(["collbench", "compare", args.baseline, args.candidate, "--tolerance", args.tolerance, *bands])
 
 
 def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Comparison:

@@ -1,4 +1,4 @@
-"""PNG plots (matplotlib, the optional `plot` extra): busbw against size for a run, against nodes for a sweep."""
+"""PNG plots (matplotlib): busbw against size for a run, against nodes for a sweep."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from collectives.results import SummaryRow, headline_rows
 from jobs.config.schema import ConfigError
 
 
-def pyplot() -> Any:
+def pyplot(option: str = "--plot") -> Any:
+    """matplotlib's pyplot on the Agg backend; `option` names what needs it in the refusal where it is missing
+    (a core dependency, so only a broken install lacks it)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ConfigError("--plot needs matplotlib: pip install 'collbench[plot]'") from None
+        raise ConfigError(f"{option} needs matplotlib: pip install matplotlib") from None
     return plt
 
 

@@ -305,7 +305,7 @@ def test_trend_plot_without_matplotlib_is_a_one_line_refusal(history_url: str, t
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and done.stdout == "", done
-    assert done.stderr.splitlines() == ["collbench: error: --plot needs matplotlib: pip install 'collbench[plot]'"]
+    assert done.stderr.splitlines() == ["collbench: error: --plot needs matplotlib: pip install matplotlib"]
     assert not plot.exists()
 
 

@@ -1,0 +1,66 @@
+"""What the CLI hands the pages from the results history, as plain data: jobs.inspect sits below
+jobs.history and imports none of it (jobs/cli gathers the rows and fills these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceRow:
+    """One (op, size) of a run against its baseline: `collbench report --against-history`'s table row."""
+
+    op: str
+    size: int
+    busbw: float
+    runs: int
+    """Healthy runs the baseline is taken over."""
+    verdict: str
+    median: float | None = None
+    mad: float | None = None
+    rank: int | None = None
+    """1: the best of those runs."""
+    percentile: float | None = None
+    drop: str = ""
+    """How far below the median, in words ('4.2%'); empty when not judged."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPlace:
+    """The run's place in the history: against the baseline of its comparable runs (band and rank)."""
+
+    header: str
+    rows: list[PlaceRow]
+    lines: list[str] = field(default_factory=list)
+    """What the judgement says besides: regressions, the runs judged against, too little history."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One run's point of a trend."""
+
+    run_id: str
+    started: float
+    value: float
+    outcome: str
+    excluded: str = ""
+    """Why the run is left out of every baseline ('' for a healthy run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrendLine:
+    """One comparable set of a history trend: its runs, oldest first, and its baseline."""
+
+    label: str
+    points: list[TrendPoint]
+    median: float | None = None
+    mad: float | None = None
+    """The baseline over the set's last healthy runs; None with too little history."""
+    baseline_runs: int = 0
+
+    def below_band(self) -> list[TrendPoint]:
+        """The runs below the baseline's band (median - 3 MAD)."""
+        if self.median is None or self.mad is None:
+            return []
+        floor = self.median - 3 * self.mad
+        return [point for point in self.points if point.value < floor]
