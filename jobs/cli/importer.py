@@ -16,7 +16,9 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "import",
         help="make a run directory out of nccl-tests' output (text or JSON), launcher imported",
         description="Read the output of nccl-tests' *_perf binaries (the text they print, 2.10 on, several runs "
-        "in one log allowed; or their -J JSON files, JSON_FILE_VERSION 1 to 3) into a new run directory, which "
+        "in one log allowed, a launcher's prefix on each line stripped (srun --label, Open MPI --tag-output or "
+        "--timestamp-output, pdsh/clush), rows pasted with no header read with --ranks; or their -J JSON files, "
+        "JSON_FILE_VERSION 1 to 3) into a new run directory, which "
         "report, compare, history and export read like any run, labelled with the backend, device and versions "
         "the files say (unknown where they do not). The same files imported again into the same --output-dir "
         "write nothing: the run they made is named. Exit status: 0 imported; 1 imported, but the output was cut "
@@ -28,7 +30,19 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     command.add_argument(
         "--op", help="the op of tables that do not name their binary (text before nccl-tests 2.17), e.g. all_gather"
     )
+    command.add_argument(
+        "--ranks",
+        type=_ranks,
+        help="the ranks of rows printed with no '# Using devices' lines above them (rows pasted alone); "
+        "1 where each process ran alone (a non-MPI build under mpirun) and printed its own rows",
+    )
     command.set_defaults(handler=cmd_import)
+
+
+def _ranks(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of ranks; allowed: 1 or more")
+    return int(text)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -38,7 +52,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from jobs.launchers.imported import import_run
 
     try:
-        job = read_outputs([Path(name) for name in args.files], args.op)
+        job = read_outputs([Path(name) for name in args.files], args.op, args.ranks)
     except BadImport as error:
         raise ConfigError(str(error)) from None
     for note in job.notes:
@@ -57,7 +71,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"collbench: import: {job.label.line()}", file=sys.stderr)
     rows = sum(len(table.rows) for table in job.tables)
     ops = ", ".join(dict.fromkeys(table.op for table in job.tables))
-    print(f"imported {rows} row(s) of {ops} on {len(job.devices)} rank(s) into {run.path}")
+    alone = any(table.process is not None for table in job.tables)
+    on = f"{len(job.devices)} processes, each alone (nranks 1)" if alone else f"{len(job.devices)} rank(s)"
+    print(f"imported {rows} row(s) of {ops} on {on} into {run.path}")
     for cut in job.cut:
         print(f"collbench: import: INCOMPLETE: {cut}", file=sys.stderr)
     if not imported.earlier:

@@ -69,13 +69,24 @@ class Row:
     algbw: float
     busbw: float
     wrong: int
-    """#wrong over every rank; -1 for N/A (validation off)."""
+    """#wrong over every rank; -1 for N/A (validation off), and for a row of the old layout beyond its
+    tolerance (max_delta): that layout printed no count of wrong elements."""
     where: str
     """FILE:LINE of the row (FILE:results[i] in JSON)."""
     times_us: list[float] = field(default_factory=list)
     """Per-iteration times (JSON with per-iteration timing): the max over processes per iteration."""
     per_process: list[list[float]] = field(default_factory=list)
     """Each process's own per-iteration times, when the JSON holds them."""
+    max_delta: float | None = None
+    """The old layout's `error` column (nccl-tests up to 2.11): the largest |expected - actual| over every
+    rank, not a count; None where #wrong was printed."""
+    tolerance: float | None = None
+    """nccl-tests' own bound for max_delta (deviation.tolerance), once the ranks are known."""
+
+    @property
+    def beyond_tolerance(self) -> bool:
+        """The old layout's row is wrong as nccl-tests judged it: its max deviation over the type's bound."""
+        return self.max_delta is not None and self.tolerance is not None and self.max_delta > self.tolerance
 
 
 @dataclass(kw_only=True, slots=True)
@@ -119,6 +130,17 @@ class Table:
     env: list[str] = field(default_factory=list)
     """NAME=VALUE, as nccl-tests' JSON records them."""
     errors: list[str] = field(default_factory=list)
+    closings: int = 0
+    """`# Avg bus bandwidth` lines seen: one per process that printed the table to its end."""
+    headerless: bool = False
+    """Rows with no `# nThread` line before them (pasted alone): their ranks come from --ranks."""
+    stream: str = ""
+    """The launcher's prefix its lines carried (`srun task 3`, `[1,0]`, `host n1`); '' where none."""
+    stream_host: str = ""
+    """The host that prefix names (pdsh, clush): the only place a host appears for rows with no header."""
+    process: int | None = None
+    """Where several processes each ran alone (nranks 1) and are kept apart: this table's process, its rank
+    in the imported run; None for a table every rank of the job ran."""
 
     def row_keys(self) -> frozenset[tuple[int, str, str, int, bool]]:
         return frozenset((r.size, r.type, r.redop, r.root, r.in_place) for r in self.rows)
@@ -194,10 +216,13 @@ def resolve_op(table: Table, given: str | None) -> str:
         return fitting[0]
     if not fitting:
         raise BadImport(
-            f"{table.where}: the table does not name its binary and its columns fit no op collbench knows; "
-            f"name it with --op (allowed: {', '.join(LAYOUTS)})"
+            f"{table.where}: the table does not name its binary and its columns fit no op collbench knows on "
+            f"{len(table.devices)} rank(s); name it with --op (allowed: {', '.join(LAYOUTS)})"
         )
-    raise BadImport(
-        f"{table.where}: the table does not name its binary (nccl-tests before 2.17 prints no 'Collective test "
-        f"starting' line) and its columns fit {' and '.join(fitting)} alike; name it with --op"
+    unnamed = (
+        "rows with no header name no binary and their"
+        if table.headerless
+        else "the table does not name its binary (nccl-tests before 2.17 prints no 'Collective test starting' line) "
+        "and its"
     )
+    raise BadImport(f"{table.where}: {unnamed} columns fit {' and '.join(fitting)} alike; name it with --op")

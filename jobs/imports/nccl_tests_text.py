@@ -1,18 +1,21 @@
-"""The text a `*_perf` binary of nccl-tests prints, from 2.10 on, read back into tables (model.Table).
+"""The text a `*_perf` binary of nccl-tests prints, from 2.0 on, read back into tables (model.Table).
 
-The layouts, from nccl-tests' src/common.cu (2.10 to 2.17) and src/util.cu (2.18 on):
+The layouts, from nccl-tests' src/common.cu (2.0 to 2.17) and src/util.cu (2.18 on):
 
 - `# nccl-tests version V nccl-headers=H nccl-library=L` (2.18 on) and `# Collective test starting: NAME`
   (2.17 on) open a run; else its `# nThread N nGpus G minBytes A maxBytes B step: S(factor|bytes) warmup
   iters: W iters: I [agg iters: A] validation: V [graph: G] [unalign: U]` line does (agg iters and graph
   from 2.13, unalign from 2.19);
-- `# Using devices`, then one line per rank: `#   Rank R Pid P on HOST device D [0xBB] NAME` (2.10 to
+- `# Using devices`, then one line per rank: `#   Rank R Pid P on HOST device D [0xBB] NAME` (2.0 to
   2.13.5), `#  Rank R Group G Pid P on HOST device D [dddd:bb:dd] NAME` (2.13.6 on);
-- the column headers (`size count type redop root`, then time, algbw, busbw, #wrong per placement;
-  `cputime` with -C 1, four i_* columns per placement with -I 1, a timestamp with -S 1);
-- a row: size, count, type, redop, root, then out-of-place and in-place; #wrong is `N/A` without
-  validation, and up to 2.11 it is the largest difference found (`%5.0le`), not a count;
+- the column headers, then the rows (text_rows.py; up to 2.11 the last figure of a placement is `error`,
+  the largest deviation: deviation.py);
 - `# Out of bounds values : N OK|FAILED`, `# Avg bus bandwidth    : X [OK|FAILED]` close the table.
+
+As people keep them: a launcher's prefix on every line is stripped, and each task's, rank's or host's lines
+read apart (prefixes.py); rows with no header above them open a table of their own (headerless, its ranks
+from --ranks); processes that printed the same header lines interleaved (a non-MPI build under mpirun)
+share one table whose devices repeat rank 0, kept apart afterwards (processes.py).
 
 Lines that are none of these (NCCL's INFO lines, srun's or mpirun's words) are skipped and counted; of
 them, NCCL's own `NCCL version 2.27.3+cuda12.9` (NCCL_DEBUG=INFO or VERSION) is kept for the label. A row
@@ -23,9 +26,12 @@ table is marked incomplete."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from jobs.imports.model import BadImport, Device, LoggedVersion, Parsed, Row, Table
+from jobs.imports.prefixes import Stream, split_streams
+from jobs.imports.text_rows import COLUMNS, headerless_row, looks_like_row, number, read_row
 
 _NCCL_LOGGED = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)[^\s+]*(?:\+cuda(\d+\.\d+))?")
 _VERSION = re.compile(r"^# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
@@ -49,60 +55,78 @@ _KNOWN_COMMENTS = (
     "# Writing JSON output to",
     "# skipping json output",
 )
-_PER_ITER = " and four i_* columns"
-COLUMNS: tuple[str, ...] = ("size", "count", "type", "redop", "root")
-"""The columns before the figures from 2.13 on (common.cu, then util.cu's writeBenchmarkLinePreamble)."""
-_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d$")
 
 
 def parse_text(path: Path, parsed: Parsed) -> None:
-    """Add the tables of one text file to `parsed`; BadImport on a damaged row."""
-    data = path.read_bytes().decode(errors="replace")
-    lines = data.splitlines()
-    table: Table | None = None
-    per_placement = 4
-    columns = COLUMNS
+    """Add the tables of one text file to `parsed`, each stream of it read on its own; BadImport on a
+    damaged row."""
+    split = split_streams(path.read_bytes().decode(errors="replace").splitlines())
+    if split.kind:
+        keys = [stream.key for stream in split.streams if stream.key]
+        shown = ", ".join(keys[:4]) + (" ..." if len(keys) > 4 else "")
+        apart = f"; {len(keys)} stream(s) read apart ({shown})" if keys else ""
+        parsed.notes.append(f"{path}: {split.kind} stripped from {split.stripped} line(s){apart}")
+    for stream in split.streams:
+        _StreamReader(path, parsed, stream).read()
 
-    pending: tuple[BadImport, list[Row], Table, str] | None = None
-    """A row that does not parse (or holds one placement only), with its placements read and its FILE:LINE:
-    the output cut short mid-row if nothing of nccl-tests' follows it, a damaged row otherwise."""
 
-    def close(current: Table | None, why: str) -> None:
-        if current is not None and not current.complete:
-            current.cut_at = current.cut_at or why
+class _StreamReader:
+    """nccl-tests' lines of one stream, in order, into tables."""
 
-    def opens(where: str) -> Table:
-        close(table, f"{where}: another run starts before its closing lines")
-        fresh = Table(where=where)
-        parsed.tables.append(fresh)
-        return fresh
+    def __init__(self, path: Path, parsed: Parsed, stream: Stream) -> None:
+        self.path, self.parsed, self.stream = path, parsed, stream
+        self.table: Table | None = None
+        self.columns: tuple[str, ...] | None = COLUMNS
+        self.per_placement = 4
+        self.old_error: bool | None = False
+        self.header_seen: set[str] = set()
+        self.pending: tuple[BadImport, list[Row], Table, str] | None = None
+        """A row that does not parse (or holds one placement only), with its placements read and its
+        FILE:LINE: the output cut short mid-row if nothing of nccl-tests' follows it, a damaged row
+        otherwise."""
 
-    for number, raw in enumerate(lines, start=1):
-        where = f"{path}:{number}"
-        line = raw.rstrip()
-        if not line.strip() or line == "#":
-            continue
-        known = _known(line, table)
-        if known and pending is not None:
-            raise pending[0]
+    def read(self) -> None:
+        for line in self.stream.lines:
+            text = line.text.rstrip()
+            if text.strip() and text != "#":
+                self._line(text, line.text, f"{self.path}:{line.number}")
+        if self.pending is not None:
+            _, rows, cut, where = self.pending
+            cut.rows += rows
+            kept = "its out-of-place half kept" if rows else "left out"
+            cut.cut_at = f"{where}: the output ends mid-row ({kept})"
+            cut.complete = False
+        self._close(f"{self.path}: the output ends before the table's closing lines")
+
+    def _line(self, line: str, raw: str, where: str) -> None:
+        known = _known(line, self.table)
+        if known and self.pending is not None:
+            raise self.pending[0]
+        if known and self.table is None and headerless_row(line):
+            self._opens(where, headerless=True)
         if not known:
-            parsed.skip(where)
+            self.parsed.skip(where)
             if logged := _NCCL_LOGGED.search(line):
-                parsed.logged.append(LoggedVersion(nccl=logged[1], cuda=logged[2] or "", where=where))
+                self.parsed.logged.append(LoggedVersion(nccl=logged[1], cuda=logged[2] or "", where=where))
+        elif self._another_process_said(line):
+            return
         elif match := _VERSION.match(line):
-            table = opens(where)
-            table.tests_version, table.nccl_version = match[1], int(match[3])
+            opened = self._opens(where)
+            opened.tests_version, opened.nccl_version = match[1], int(match[3])
+            self.header_seen.add(line)
         elif match := _STARTING.match(line):
-            if table is None or table.program or table.min_bytes or table.rows or table.complete:
-                table = opens(where)
-            table.program = match[1]
+            self._current(where, lambda t: bool(t.program or t.min_bytes)).program = match[1]
+            self.header_seen.add(line)
         elif match := _PARAMS.match(line):
-            if table is None or table.min_bytes or table.max_bytes or table.rows or table.complete:
-                table = opens(where)
-            _params(table, match)
-        elif table is None:
-            continue  # a footer or header line of a run whose start is not in this file
-        elif match := _DEVICE.match(line):
+            _params(self._current(where, lambda t: bool(t.min_bytes or t.max_bytes)), match)
+            self.header_seen.add(line)
+        elif self.table is None:
+            return  # a footer or header line of a run whose start is not in this file
+        else:
+            self._in_table(self.table, line, raw, where)
+
+    def _in_table(self, table: Table, line: str, raw: str, where: str) -> None:
+        if match := _DEVICE.match(line):
             bus = match[6] if ":" in match[6] else ""
             table.devices.append(
                 Device(rank=int(match[1]), group=int(match[2] or 0), pid=int(match[3]), host=match[4],
@@ -113,42 +137,71 @@ def parse_text(path: Path, parsed: Parsed) -> None:
         elif line.startswith("# Per-Iteration Report"):
             table.per_iteration = True
         elif _is_column_header(line):
-            table.cputime = "cputime" in line
-            per_placement = 8 if "i_min" in line else 4
-            words = line.lstrip("#").split()
-            first = next((i for i, word in enumerate(words) if word in ("time", "cputime")), len(words))
-            columns = tuple(words[:first])
+            self._header(table, line)
         elif match := _OOB.match(line):
-            table.out_of_bounds = int(match[1])
+            table.out_of_bounds = (table.out_of_bounds or 0) + int(match[1])
         elif match := _AVG.match(line):
-            table.avg_busbw = _number(match[1], where, "Avg bus bandwidth")
+            table.avg_busbw = number(match[1], where, "Avg bus bandwidth")
+            table.closings += 1
             table.complete = True
         elif match := _ERROR.match(line):
             table.errors.append(match[1])
-        elif _looks_like_row(line):
-            try:
-                rows, whole = _row(raw, where, columns, per_placement, table)
-            except BadImport as damaged:
-                pending = (damaged, [], table, where)
-                continue
-            if whole:
-                table.rows += rows
-            else:
-                half = BadImport(f"{where}: damaged row: one placement where nccl-tests prints two")
-                pending = (half, rows, table, where)
-    if pending is not None:
-        _, rows, cut, where = pending
-        cut.rows += rows
-        kept = "its out-of-place half kept" if rows else "left out"
-        cut.cut_at = f"{where}: the output ends mid-row ({kept})"
-        cut.complete = False
-    close(table, f"{path}: the output ends before the table's closing lines")
+        elif looks_like_row(line):
+            self._row(table, raw, where)
+
+    def _header(self, table: Table, line: str) -> None:
+        table.cputime = "cputime" in line
+        self.per_placement = 8 if "i_min" in line else 4
+        words = line.lstrip("#").split()
+        first = next((i for i, word in enumerate(words) if word in ("time", "cputime")), len(words))
+        self.columns = tuple(words[:first])
+        self.old_error = "error" in words
+
+    def _row(self, table: Table, raw: str, where: str) -> None:
+        try:
+            rows, whole = read_row(raw, where, self.columns, self.per_placement, self.old_error)
+        except BadImport as damaged:
+            self.pending = (damaged, [], table, where)
+            return
+        if whole:
+            table.rows += rows
+        else:
+            half = BadImport(f"{where}: damaged row: one placement where nccl-tests prints two")
+            self.pending = (half, rows, table, where)
+
+    def _opens(self, where: str, headerless: bool = False) -> Table:
+        self._close(f"{where}: another run starts before its closing lines")
+        fresh = Table(where=where, headerless=headerless, stream=self.stream.key, stream_host=self.stream.host)
+        self.parsed.tables.append(fresh)
+        self.table, self.header_seen = fresh, set()
+        self.columns, self.per_placement, self.old_error = (None, 4, None) if headerless else (COLUMNS, 4, False)
+        return fresh
+
+    def _current(self, where: str, said: Callable[[Table], bool]) -> Table:
+        """The table a header line belongs to: the current one, or a new one where the current one already
+        said it, holds rows or is closed."""
+        table = self.table
+        if table is None or said(table) or table.rows or table.complete:
+            return self._opens(where)
+        return table
+
+    def _close(self, why: str) -> None:
+        if self.table is not None and not self.table.complete:
+            self.table.cut_at = self.table.cut_at or why
+
+    def _another_process_said(self, line: str) -> bool:
+        """A header line the table already holds, before any row: another process printing the same run's
+        header (a non-MPI build under mpirun, its lines interleaved), not a run of its own."""
+        if not (_VERSION.match(line) or _STARTING.match(line) or _PARAMS.match(line)):
+            return False
+        table = self.table
+        return table is not None and not table.rows and not table.complete and line in self.header_seen
 
 
 def _known(line: str, table: Table | None) -> bool:
     """One of nccl-tests' lines (a row, a header, a footer, a device), not someone else's."""
-    if _looks_like_row(line):
-        return table is not None
+    if looks_like_row(line):
+        return table is not None or headerless_row(line)
     if not line.startswith("#"):
         return False
     patterns = (_VERSION, _STARTING, _PARAMS, _DEVICE, _REDUCING, _OOB, _AVG, _ERROR)
@@ -177,71 +230,3 @@ def _params(table: Table, match: re.Match[str]) -> None:
     table.warmup_iters, table.iters = int(match[7]), int(match[8])
     table.validation = match[10] != "0"
     table.graph = int(match[11] or 0)
-
-
-def _looks_like_row(line: str) -> bool:
-    fields = line.split()
-    return len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit()
-
-
-def _number(text: str, where: str, column: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise BadImport(f"{where}: damaged row: {column} {text!r} is not a number") from None
-
-
-NULL_BODY_AT = (52, 84)
-"""Columns of the out-of-place figures in a row (after util.cu's 52-character preamble): blank when
-writeBenchMarkLineNullBody left them out (a trace replay runs in place only)."""
-
-
-def _row(line: str, where: str, columns: tuple[str, ...], per_placement: int, table: Table) -> tuple[list[Row], bool]:
-    """The row's placements, and whether it is whole (both placements, or in place alone by design).
-    `columns`: the column header's words before the figures (up to 2.11 each op printed its own: all_gather
-    no redop and no root, broadcast a root but no redop, ...)."""
-    fields = line.split()
-    if len(fields) >= 2 and _TIMESTAMP.match(fields[-2]):
-        fields = fields[:-2]  # -S 1: the in-place time's wall-clock timestamp
-    lead = len(columns)
-    placements = fields[lead:]
-    if len(fields) < lead or len(placements) not in (per_placement, 2 * per_placement):
-        raise BadImport(
-            f"{where}: damaged row: {len(fields)} columns, where nccl-tests prints {lead} ({' '.join(columns)}) + "
-            f"{per_placement} per placement (time algbw busbw #wrong{_PER_ITER if per_placement == 8 else ''})"
-        )
-    named = dict(zip(columns, fields[:lead], strict=True))
-    size, count, dtype = named.get("size", ""), named.get("count", ""), named.get("type", "")
-    redop, root = named.get("redop", "none"), named.get("root", "-1")
-    try:
-        root_rank, size_bytes, elements = int(root), int(size), int(count)
-    except ValueError:
-        raise BadImport(
-            f"{where}: damaged row: size {size!r}, count {count!r}, root {root!r} are not integers"
-        ) from None
-    rows = []
-    groups = (
-        [placements[:per_placement], placements[per_placement:]] if len(placements) > per_placement else [placements]
-    )
-    null_body = len(groups) == 1 and not line[NULL_BODY_AT[0] : NULL_BODY_AT[1]].strip()
-    for index, group in enumerate(groups):
-        time_us = _number(group[0], where, "time")
-        algbw = _number(group[1], where, "algbw")
-        busbw = _number(group[2], where, "busbw")
-        rows.append(
-            Row(size=size_bytes, count=elements, type=dtype, redop=redop, root=root_rank,
-                in_place=null_body or index == 1, time_us=time_us, algbw=algbw, busbw=busbw,
-                wrong=_wrong(group[3], where, table), where=where)
-        )  # fmt: skip
-    return rows, len(groups) == 2 or null_body
-
-
-def _wrong(text: str, where: str, table: Table) -> int:
-    """#wrong: a count; N/A without validation; up to 2.11 the largest difference found (`0e+00`): nonzero
-    counts as one wrong row, as nccl-tests' own 'Out of bounds values' then counts it."""
-    if text == "N/A":
-        return -1
-    value = _number(text, where, "#wrong")
-    if value != int(value) or "e" in text.lower():
-        return 0 if value == 0 else 1
-    return int(value)

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectives.layout import LAYOUTS
+from jobs.imports import deviation, processes
 from jobs.imports.label import Label, label_of
 from jobs.imports.model import DTYPE_OF, BadImport, Device, Parsed, Table, resolve_op
 from jobs.imports.nccl_tests_json import looks_like_json, parse_json
 from jobs.imports.nccl_tests_text import parse_text
+from jobs.imports.processes import apart, fill_ranks
 
 
 @dataclass(kw_only=True, slots=True)
@@ -34,10 +36,13 @@ class Job:
     """Where the output was cut short: the run is incomplete."""
 
 
-def read_outputs(paths: Sequence[Path], op: str | None = None) -> Job:
-    """The job in `paths` (nccl-tests text or JSON); `op` names the op of tables that do not name theirs."""
+def read_outputs(paths: Sequence[Path], op: str | None = None, ranks: int | None = None) -> Job:
+    """The job in `paths` (nccl-tests text or JSON); `op` names the op of tables that do not name theirs,
+    `ranks` the ranks of tables that do not list theirs (rows pasted with no header)."""
     if op is not None and op not in LAYOUTS:
         raise BadImport(f"--op: {op!r} is not an op; allowed: {', '.join(LAYOUTS)}")
+    if ranks is not None and ranks < 1:
+        raise BadImport(f"--ranks: {ranks} is not a number of ranks; allowed: 1 or more")
     parsed = Parsed()
     for path in paths:
         if not path.is_file():
@@ -46,28 +51,11 @@ def read_outputs(paths: Sequence[Path], op: str | None = None) -> Job:
             (parse_json if looks_like_json(path) else parse_text)(path, parsed)
         except OSError as error:
             raise BadImport(f"{path}: cannot be read: {error.strerror or error}") from None
-    cut = [table.cut_at for table in parsed.tables if not table.complete]
-    tables = [table for table in parsed.tables if table.rows]
-    if not tables:
-        names = ", ".join(str(p) for p in paths)
-        raise BadImport(f"{names}: no nccl-tests results in it (no rows of a *_perf table, no JSON results)")
-    for table in tables:
-        table.op = resolve_op(table, op)
-        if not table.devices:
-            raise BadImport(f"{table.where}: no '# Using devices' lines before its rows: the ranks are unknown")
-        for row in table.rows:
-            if row.type not in DTYPE_OF:
-                raise BadImport(
-                    f"{row.where}: type {row.type!r} has no collbench dtype; allowed: {', '.join(DTYPE_OF)}"
-                )
+    tables = _tables(parsed, paths, op, ranks)
+    cut = [table.cut_at for table in parsed.tables if not table.complete and not table.rows]
+    cut += list(dict.fromkeys(table.cut_at for table in tables if not table.complete))
     kept = _without_duplicates(tables, parsed)
-    devices = kept[0].devices
-    for table in kept[1:]:
-        if len(table.devices) != len(devices):
-            raise BadImport(
-                f"{table.where}: {table.op} ran on {len(table.devices)} ranks, {kept[0].where} on {len(devices)}: "
-                "one run directory holds one job's ranks; import them separately"
-            )
+    devices = _ranks_of(kept, parsed)
     try:
         digest = files_digest(paths)
     except OSError as error:
@@ -78,6 +66,72 @@ def read_outputs(paths: Sequence[Path], op: str | None = None) -> Job:
     )  # fmt: skip
 
 
+def _tables(parsed: Parsed, paths: Sequence[Path], op: str | None, ranks: int | None) -> list[Table]:
+    """The tables with rows, each with its ranks, each process's apart, its op resolved and its types
+    checked, the old layout's deviations judged."""
+    with_rows = [table for table in parsed.tables if table.rows]
+    if not with_rows:
+        names = ", ".join(str(p) for p in paths)
+        raise BadImport(f"{names}: no nccl-tests results in it (no rows of a *_perf table, no JSON results)")
+    tables = []
+    for table in with_rows:
+        fill_ranks(table, ranks)
+        tables += apart(table)
+    for table in tables:
+        table.op = resolve_op(table, op)
+        for row in table.rows:
+            if row.type not in DTYPE_OF:
+                raise BadImport(
+                    f"{row.where}: type {row.type!r} has no collbench dtype; allowed: {', '.join(DTYPE_OF)}"
+                )
+        _judge(table, parsed)
+    if any(table.headerless for table in tables):
+        parsed.notes.append(
+            "rows with no header: their iterations and warm-up are not said (recorded as nccl-tests' defaults, "
+            "20 and 5)"
+        )
+    return tables
+
+
+def _judge(table: Table, parsed: Parsed) -> None:
+    """The old layout's error column against nccl-tests' tolerance, and its own count beside it."""
+    if not any(row.max_delta is not None for row in table.rows):
+        return
+    beyond = deviation.judge(table.rows, len(table.devices))
+    if table.process is None and table.out_of_bounds is not None and table.out_of_bounds != beyond:
+        parsed.notes.append(
+            f"{table.where}: nccl-tests counted {table.out_of_bounds} row(s) out of bounds, its error column read "
+            f"against the tolerance gives {beyond} (the column prints one digit)"
+        )
+
+
+def _ranks_of(tables: list[Table], parsed: Parsed) -> list[Device]:
+    """The job's ranks: the tables' own where they share them; one rank per process where each process ran
+    alone (nranks 1), each table then its process's. BadImport where the tables are several jobs'."""
+    identities = list(dict.fromkeys(_identity(table) for table in tables))
+    if len(identities) == 1:
+        return tables[0].devices
+    first = tables[0]
+    other = next(table for table in tables if _identity(table) != _identity(first))
+    if any(len(table.devices) != 1 for table in tables):
+        said = (
+            f"{len(other.devices)} ranks, {first.where} on {len(first.devices)}"
+            if len(other.devices) != len(first.devices)
+            else f"other ranks ({_hosts(other)}) than {first.where} ({_hosts(first)})"
+        )
+        raise BadImport(
+            f"{other.where}: {other.op} ran on {said}: one run directory holds one job's ranks; import them separately"
+        )
+    how = f"; {processes.ORDER_ONLY}" if any(table.process is not None for table in tables) else ""
+    for table in tables:
+        table.process = identities.index(_identity(table))
+    parsed.notes.append(
+        f"{len(identities)} processes, each alone (nranks 1): kept apart, each a rank of its own in the run "
+        f"(group 'process N'), never averaged{how}"
+    )
+    return [next(t for t in tables if t.process == index).devices[0] for index in range(len(identities))]
+
+
 def files_digest(paths: Sequence[Path]) -> str:
     """sha256 over the files' contents, whatever their order and names: the sorted sha256 of each file's
     bytes, one a line, hashed again. A file given twice counts once (its tables are one job's either way)."""
@@ -85,13 +139,27 @@ def files_digest(paths: Sequence[Path]) -> str:
     return hashlib.sha256("".join(f"{digest}\n" for digest in each).encode()).hexdigest()
 
 
+def _identity(table: Table) -> tuple[object, ...]:
+    """Who ran the table: its ranks' hosts and devices (and, for a process alone, its pid: several such
+    processes may share a host and a device), or the process it was told apart as."""
+    if table.process is not None:
+        return (table.where, table.process)
+    alone = len(table.devices) == 1
+    return tuple((d.rank, d.host, d.device, d.bus_id, d.pid if alone else 0) for d in table.devices)
+
+
+def _hosts(table: Table) -> str:
+    return ", ".join(dict.fromkeys(device.host for device in table.devices))
+
+
 def _without_duplicates(tables: list[Table], parsed: Parsed) -> list[Table]:
-    """The first table of each (op, rows, ranks); the others are what every rank of an MPI job printed."""
+    """The first table of each (op, rows, ranks); the others are the same job's table printed again (logs
+    concatenated twice, every rank of an MPI job printing its own)."""
     kept: list[Table] = []
     seen: dict[tuple[object, ...], Table] = {}
     left_out: list[str] = []
     for table in tables:
-        key = (table.op, table.row_keys(), len(table.devices))
+        key = (table.op, table.row_keys(), _identity(table))
         if key in seen:
             left_out.append(table.where)
             continue

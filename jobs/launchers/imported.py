@@ -29,11 +29,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectives.results import RankResult
+from collectives.results import RankResult, placement_name
 from collectives.settings import BenchSettings
 from jobs.config.model import Config, ConfigError, config_from_plain, to_yaml
 from jobs.config.schema import to_plain
 from jobs.ending.summary import record_summary
+from jobs.imports import deviation
 from jobs.imports.model import DTYPE_OF, Row, Table
 from jobs.imports.read import Job
 from jobs.inspect.report import assess
@@ -237,9 +238,7 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
     first = job.tables[0]
     started = _epoch(first.started, written)
     ended = _epoch(job.tables[-1].ended, started)
-    why_cut = "; ".join(job.cut)
-    cut = bool(why_cut)
-    error = f"imported: nccl-tests' output was cut short ({why_cut}); the rows before it are kept" if cut else ""
+    error = _why_failed(job)
     rows = sum(len(t.rows) for t in job.tables)
     variables, said = dict(_variables(first)), job.label.imported_as
     on_cpu = said.device == "cpu"
@@ -250,8 +249,8 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
         local_rank = local_ranks[device.host] = local_ranks.get(device.host, -1) + 1
         status = RankStatus(
             rank=rank, host=device.host, pid=device.pid, device=_device_word(device.device, on_cpu),
-            state=RankState.FAILED if cut else RankState.OK, started=started, updated=ended,
-            local_rank=local_rank, node_rank=node_rank[device.host], rows=rows, failed_at=ended if cut else 0.0,
+            state=RankState.FAILED if error else RankState.OK, started=started, updated=ended,
+            local_rank=local_rank, node_rank=node_rank[device.host], rows=rows, failed_at=ended if error else 0.0,
             error=error,
         )  # fmt: skip
         STATUS.write(run.rank_status(rank), status)
@@ -266,12 +265,31 @@ def _write_ranks(run: RunDir, job: Job, written: float) -> None:
                 "variables": variables, "imported": True,
             },
         )  # fmt: skip
+        placed = Placed(rank=rank, local_rank=local_rank, host=device.host, world=world, at=started, on_cpu=on_cpu)
         lines = [
-            _result(table, row, rank, local_rank, device.host, world, started, on_cpu).to_json() + "\n"
+            _result(table, row, placed).to_json() + "\n"
             for table in job.tables
+            if table.process in (None, rank)
             for row in table.rows
         ]
         run.rank_results(rank).write_text("".join(lines), encoding="utf-8")
+
+
+def _why_failed(job: Job) -> str:
+    """Every rank's error, in words: the output cut short, the old layout's rows beyond their tolerance
+    (nccl-tests' own verdict: that layout printed no count of wrong elements to carry); '' where none."""
+    why = []
+    if job.cut:
+        why.append(f"imported: nccl-tests' output was cut short ({'; '.join(job.cut)}); the rows before it are kept")
+    beyond = [row for table in job.tables for row in table.rows if row.beyond_tolerance]
+    if beyond:
+        shown = "; ".join(f"{row.size} B {placement_name(row.in_place)} at {row.where}: {deviation.said(row)}"
+                          for row in beyond[:3])  # fmt: skip
+        why.append(
+            f"imported: {len(beyond)} row(s) wrong as nccl-tests judged them, by the old layout's error column (the "
+            f"largest deviation, not a count; #wrong N/A there): {shown}{' ...' if len(beyond) > 3 else ''}"
+        )
+    return "; ".join(why)
 
 
 def _device_word(index: int | None, on_cpu: bool) -> str:
@@ -281,17 +299,33 @@ def _device_word(index: int | None, on_cpu: bool) -> str:
     return f"cuda:{index}" if index is not None else "cuda"
 
 
-def _result(
-    table: Table, row: Row, rank: int, local_rank: int, host: str, world: int, at: float, on_cpu: bool
-) -> RankResult:
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """Where a rank of the imported run ran, as its results lines say."""
+
+    rank: int
+    local_rank: int
+    host: str
+    world: int
+    at: float
+    on_cpu: bool
+
+
+def _result(table: Table, row: Row, placed: Placed) -> RankResult:
     """One rank's line for one table row: nccl-tests' figures are over every rank, so each rank carries the
     row's time (their mean is the table's), and rank 0 the row's #wrong (nccl-tests does not say whose). The
-    timer is nccl-tests' loop timer: one clock around all iterations, CUDA's on GPUs, the host's on the CPU."""
+    timer is nccl-tests' loop timer: one clock around all iterations, CUDA's on GPUs, the host's on the CPU.
+    A process that ran alone (nranks 1) carries its own rows in a group of its own, never averaged with
+    another's."""
+    rank, world = placed.rank, placed.world
     times = row.per_process[rank] if len(row.per_process) == world else row.times_us
-    wrong = row.wrong if row.wrong < 0 or rank == 0 else 0
+    alone = table.process is not None
+    wrong = row.wrong if row.wrong < 0 or rank == 0 or alone else 0
     return RankResult(
         op=table.op, size=row.size, count=row.count, dtype=DTYPE_OF[row.type], redop=row.redop, root=row.root,
-        in_place=row.in_place, rank=rank, local_rank=local_rank, host=host, nranks=world, iters=table.iters,
-        time_us=row.time_us, algbw=row.algbw, busbw=row.busbw, wrong=wrong, times_us=list(times),
-        timer="host_loop" if on_cpu else "cuda_loop", requested_size=row.size, started_at=at, ended_at=at,
+        in_place=row.in_place, rank=rank, local_rank=placed.local_rank, host=placed.host,
+        nranks=1 if alone else world, iters=table.iters, time_us=row.time_us, algbw=row.algbw, busbw=row.busbw,
+        wrong=wrong, times_us=list(times), timer="host_loop" if placed.on_cpu else "cuda_loop",
+        requested_size=row.size, started_at=placed.at, ended_at=placed.at,
+        group=f"process {rank} alone (nranks 1)" if alone else "", members=[rank] if alone else [],
     )  # fmt: skip
