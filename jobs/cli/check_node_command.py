@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN
 from jobs.config.model import Config, derive, load_config
 from jobs.inspect.report import OutcomeOnce, RunOutcome
+from jobs.isolate.check_plan import check_timing
 from jobs.launchers.local import stdio_redirected_to
 from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
@@ -40,17 +41,18 @@ SCRATCH_PREFIX = "collbench-check-node-"
 
 def node_config(name: str | None, words: list[str]) -> Config:
     """The user's config, as one local sweep: all_reduce at check.sizes, bounded by the node budget."""
-    settings = load_config(name, [word for word in words if word.startswith(("check.", "backend="))]).check
+    settings = load_config(name, [word for word in words if word.startswith(("check.", "backend=", "device="))]).check
     cfg = load_config(name, [*words, "launcher=local", "nodes=1", "task=sweep", f"ranks={settings.local_ranks}"])
     sizes = list(settings.local_sizes)
+    timing = check_timing(cfg.backend, settings.tolerance)  # on NCCL: the connections in the warm-up, a floor
     bench = replace(
         cfg.bench,
         ops=["all_reduce"],
         sizes=sizes,
         min_bytes=min(sizes),
         max_bytes=max(sizes),
-        warmup_iters=1,
-        min_iters=2,
+        warmup_iters=timing.warmup_iters,
+        min_iters=timing.min_iters,
         time_budget_ms=float(round(min(500.0, settings.local_budget_s * 100 / len(sizes)))),
     )
     timeouts = replace(cfg.timeouts, collective_s=max(1.0, settings.local_budget_s * COLLECTIVE_SHARE))

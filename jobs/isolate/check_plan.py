@@ -11,6 +11,7 @@ count (3 rounds, 1 + n groups at 4,096). The verdict is jobs.isolate.check_judge
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,36 @@ on a healthy fabric)."""
 COLLECTIVE_S = (3.0, 60.0)
 """One collective's time-out: the budget over four, within these bounds, so a hung peer ends the step well
 before the budget does."""
+
+
+CONNECT_WARMUP = 3
+"""Warm-up calls of a measurement on NCCL: since NCCL 2.22 the first call on a communicator makes its
+connections (NCCL_RUNTIME_CONNECT), hundreds of milliseconds that belong to the set-up, not to the figure;
+the calls after it settle the estimate the time budget is cut from."""
+PER_CALL_SPREAD = 0.25
+"""Relative spread (standard deviation over mean) of one call's time assumed for the floor below: small and
+host-bound calls, or a fabric shared with other jobs."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTiming:
+    warmup_iters: int
+    min_iters: int
+
+
+def timed_calls(tolerance: float, spread: float = PER_CALL_SPREAD) -> int:
+    """Timed calls whose mean lies within half the tolerance of the true time at two standard errors:
+    n >= (2 x 2 x spread / tolerance)^2 (45 at 15%), so a healthy group is not judged slow by noise."""
+    return math.ceil((4 * spread / tolerance) ** 2)
+
+
+def check_timing(backend: str, tolerance: float) -> CheckTiming:
+    """What every measurement of check and check --node runs before and in its timed loop. On NCCL the
+    warm-up takes the connections in and the floor is timed_calls; gloo connects when the group is made and
+    on the CPU is a stand-in for the test cluster, judged by nothing finer than the floors: two calls."""
+    if backend == "nccl":
+        return CheckTiming(warmup_iters=CONNECT_WARMUP, min_iters=timed_calls(tolerance))
+    return CheckTiming(warmup_iters=1, min_iters=2)
 
 
 def check_plan(n: int, pair_rounds: int, seed: int, leaves: Sequence[str | None] = ()) -> list[Round]:
