@@ -66,7 +66,9 @@ def _where(host: str, local_rank: int, local_world_size: int) -> str:
 
 
 def _visible(cuda_visible_devices: str | None) -> str:
-    return "CUDA_VISIBLE_DEVICES unset" if cuda_visible_devices is None else f"CUDA_VISIBLE_DEVICES={cuda_visible_devices!r}"
+    if cuda_visible_devices is None:
+        return "CUDA_VISIBLE_DEVICES unset"
+    return f"CUDA_VISIBLE_DEVICES={cuda_visible_devices!r}"
 
 
 def rank_device(device: str, placement: Placement, environ: Mapping[str, str]) -> torch.device:
