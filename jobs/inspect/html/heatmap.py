@@ -105,9 +105,7 @@ def _top(grid: Any) -> float:
 def _colours() -> Any:
     import matplotlib
 
-    cmap = matplotlib.colormaps["RdYlGn"].copy()
-    cmap.set_bad("#e8e8e8")  # not measured
-    return cmap
+    return matplotlib.colormaps["RdYlGn"].with_extremes(bad="#e8e8e8")  # grey: not measured
 
 
 def _leaf_lines(axis: Any, leaves: Mapping[int, str], order: Sequence[int]) -> None:
