@@ -32,17 +32,11 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     command.add_argument(
         "--ranks",
-        type=_ranks,
+        type=int,
         help="the ranks of rows printed with no '# Using devices' lines above them (rows pasted alone); "
         "1 where each process ran alone (a non-MPI build under mpirun) and printed its own rows",
     )
     command.set_defaults(handler=cmd_import)
-
-
-def _ranks(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of ranks; allowed: 1 or more")
-    return int(text)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
