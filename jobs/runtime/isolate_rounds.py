@@ -38,7 +38,7 @@ from jobs.isolate.verdict import EVERY_RAIL
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from jobs.runtime.placement import Placement
-from slurm.hostlist import collect_hostlist
+from slurm.hostlist import readable_hostlist
 
 Emit = Callable[[RankResult], None]
 
@@ -258,4 +258,4 @@ def _log_round(
 
 
 def _label(group: GroupFigure) -> str:
-    return collect_hostlist(group.nodes) + (f" rail {group.rail}" if group.rail != EVERY_RAIL else "")
+    return readable_hostlist(group.nodes) + (f" rail {group.rail}" if group.rail != EVERY_RAIL else "")
