@@ -171,3 +171,20 @@ def postgres_server() -> Any:
     server = PostgresServer.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Any:
+    """Headless Chromium from Debian's chromium package (installed when missing), driven by Playwright;
+    one for the session (tests/browser)."""
+    import os
+
+    from tests.browser import cannot_run_browser, chromium
+
+    reason = cannot_run_browser()
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests must run in CI, but: {reason}")
+        pytest.skip(reason)
+    with chromium() as launched:
+        yield launched
