@@ -3,7 +3,7 @@ missing, driven by Playwright with that system browser (no browser download), on
 
 `open_report` opens an HTML file from disk as a user would and keeps what the checks need: every console
 error and uncaught page error, every request for anything but the file itself (a report must fetch nothing:
-no CDN, no web font, no image from a host name), and a full-page screenshot.
+no CDN, no web font, no image from a host name), every dialog a script opened, and a full-page screenshot.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ class OpenedReport:
     """Playwright's Page, still open: query it with page.locator(...)."""
     console_errors: list[str] = field(default_factory=list)
     outside_requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    """Every alert, confirm or prompt the page opened: script that ran (an onerror=alert(1) from the data)."""
     screenshot: bytes = b""
 
     def text(self, selector: str) -> str:
@@ -93,6 +95,7 @@ def open_report(browser: Any, path: Path, screenshot_to: Path | None = None) -> 
     opened = OpenedReport(page)
     page.on("console", lambda message: message.type == "error" and opened.console_errors.append(message.text))
     page.on("pageerror", lambda error: opened.console_errors.append(f"page error: {error}"))
+    page.on("dialog", lambda dialog: (opened.dialogs.append(dialog.message), dialog.dismiss()))
     page.on("request", lambda request: _outside(request.url, own) and opened.outside_requests.append(request.url))
     try:
         page.goto(own, wait_until="load")
