@@ -60,7 +60,12 @@ class TrendLine:
 
     def below_band(self) -> list[TrendPoint]:
         """The runs below the baseline's band (median - 3 MAD)."""
+        return [point for point in self.points if self.against_band(point) == "below the band"]
+
+    def against_band(self, point: TrendPoint) -> str:
+        """'below the band', 'above the band', or '' within it (or with no baseline)."""
         if self.median is None or self.mad is None:
-            return []
-        floor = self.median - 3 * self.mad
-        return [point for point in self.points if point.value < floor]
+            return ""
+        if point.value < self.median - 3 * self.mad:
+            return "below the band"
+        return "above the band" if point.value > self.median + 3 * self.mad else ""

@@ -63,6 +63,7 @@ def test_a_trend_page_draws_each_set_with_its_band_and_flags_a_run_below_it() ->
     )
     [table] = page.with_class("trend")
     assert len(rows_of(table)) == 10 and rows_of(table)[-1].attrs.get("class") == "bad"
+    assert [row.text.count("below the band") for row in rows_of(table)] == [0] * 9 + [1]
     assert page.tags("svg")
 
 
