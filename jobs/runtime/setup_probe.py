@@ -1,18 +1,28 @@
-"""What a rank records when its process group set-up fails: it looks at the rendezvous address itself.
+"""What a rank learns about its process group's set-up beyond init_process_group's own time.
 
-torch's own exception says little ("The client socket has timed out ... while trying to connect to
-(addr, port)": a refused port, an unresolvable name and a silent firewall all end that way, their
-reasons only in c10d's warnings on stderr). So the rank, once init_process_group has failed, resolves the
-address and tries one TCP connection to it, and records what it found with its error (status
-setup_failure), for the verdict to name the cause and the setting to look at.
+When the set-up fails, torch's own exception says little ("The client socket has timed out ... while
+trying to connect to (addr, port)": a refused port, an unresolvable name and a silent firewall all end
+that way, their reasons only in c10d's warnings on stderr). So the rank, once init_process_group has
+failed, resolves the address and tries one TCP connection to it, and records what it found with its
+error (status setup_failure), for the verdict to name the cause and the setting to look at.
+
+When it succeeds, the set-up is not all of it: since NCCL 2.22 (NCCL_RUNTIME_CONNECT=1, the default) a
+communicator connects to its peers on its first collective, not when it is created. So the rank times
+one small first collective (status setup.connect_s); on gloo, whose pairs connect inside the set-up,
+it is the first call's own cost.
 """
 
 from __future__ import annotations
 
 import errno
 import socket
+import time
+from typing import TYPE_CHECKING, Any
 
 from jobs.rundir.records.rank import SetupFailure, SetupProbe
+
+if TYPE_CHECKING:
+    import torch
 
 PROBE_TIMEOUT_S = 2.0
 UNREACHABLE = (errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL)
@@ -46,3 +56,23 @@ def _connect(address: str, port: int, ip: str, timeout_s: float) -> SetupFailure
     except OSError as error:
         probe = SetupProbe.UNREACHABLE if error.errno in UNREACHABLE else SetupProbe.SILENT
         return SetupFailure(address, port, probe, f"{where}; {error.strerror or error}")
+
+
+def first_collective_s(device: torch.device) -> float:
+    """Seconds one 1-element all_reduce over the default process group takes, to its end on the device.
+    The rank's first collective: on NCCL it makes the connections its algorithm needs (a later size that
+    NCCL runs with another algorithm connects that one's then)."""
+    import torch
+    import torch.distributed as dist
+
+    one = torch.ones(1, device=device)
+    _settle(torch, device)  # the tensor's own fill is not the collective's
+    started = time.perf_counter()
+    dist.all_reduce(one)
+    _settle(torch, device)
+    return time.perf_counter() - started
+
+
+def _settle(torch: Any, device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

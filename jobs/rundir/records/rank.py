@@ -29,6 +29,10 @@ class SetupSpan:
     """Epoch seconds when the rank entered init_process_group."""
     done: float
     seconds: float
+    connect_s: float = 0.0
+    """The rank's first collective after the set-up (a 1-element all_reduce, to its end on the device):
+    since NCCL 2.22 the communicator makes its connections there, not in the set-up; on gloo the first
+    call's own cost. 0.0: not recorded (the rank failed before it, or a status of format 3 or older)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,7 @@ class SetupFailure:
     """The probe's own words: the resolver's or the socket's error, or what the address resolved to."""
 
 
-STATUS_VERSION = 3
+STATUS_VERSION = 4
 
 
 @dataclass(kw_only=True, slots=True)
@@ -123,7 +127,17 @@ def _status_from_v2(plain: Plain) -> Plain:
     return plain
 
 
-STATUS = Format("status/rank-N.json", RankStatus, STATUS_VERSION, {1: _status_from_v1, 2: _status_from_v2})
+def _status_from_v3(plain: Plain) -> Plain:
+    """Format 4 added setup.connect_s; a format 3 file never recorded it (read as 0.0, not recorded)."""
+    return plain
+
+
+STATUS = Format(
+    "status/rank-N.json",
+    RankStatus,
+    STATUS_VERSION,
+    {1: _status_from_v1, 2: _status_from_v2, 3: _status_from_v3},
+)
 
 
 class HeartbeatPhase(Word):

@@ -26,6 +26,15 @@ class SetupTime:
     """How long after the first rank the last one entered the set-up."""
     after_all_arrived_s: float
     """From the last rank's arrival to the last rank's completion: the set-up itself."""
+    connect_ranks: int = 0
+    """Ranks that recorded their first collective (status setup.connect_s); 0: none did (the figures
+    below are then unset)."""
+    connect_slowest_rank: int = -1
+    connect_slowest_host: str = ""
+    connect_slowest_s: float = 0.0
+    """The longest first collective: on NCCL the connections the communicator makes on first use (since
+    NCCL 2.22), which the set-up leaves out. A rank's time includes its wait for ranks set up after it."""
+    connect_median_s: float = 0.0
 
     def describe(self, backend: str) -> str:
         what = "NCCL communicator, created eagerly" if backend == "nccl" else f"{backend} process group"
@@ -33,11 +42,26 @@ class SetupTime:
             f"set-up ({what}): slowest rank {self.slowest_rank} on {self.slowest_host} {self.slowest_s:.3f} s, "
             f"median {self.median_s:.3f} s over {self.ranks} rank(s); last to arrive rank {self.last_arrival_rank} "
             f"on {self.last_arrival_host}, {self.arrival_spread_s:.3f} s after the first; "
-            f"{self.after_all_arrived_s:.3f} s from its arrival to the last rank ready"
+            f"{self.after_all_arrived_s:.3f} s from its arrival to the last rank ready{self._connect_clause(backend)}"
+        )
+
+    def _connect_clause(self, backend: str) -> str:
+        if not self.connect_ranks:
+            return ""
+        what = "first collective (NCCL's connections)" if backend == "nccl" else "first collective"
+        over = f" over {self.connect_ranks} rank(s)" if self.connect_ranks != self.ranks else ""
+        return (
+            f"; {what} slowest rank {self.connect_slowest_rank} on {self.connect_slowest_host} "
+            f"{_short(self.connect_slowest_s)}, median {_short(self.connect_median_s)}{over}"
         )
 
 
-SUMMARY_VERSION = 2
+def _short(seconds: float) -> str:
+    """A time that may be well under a millisecond (gloo's first call) still reads as more than 0.000 s."""
+    return f"{seconds:.3f} s" if seconds >= 0.1 else f"{seconds * 1e3:.3g} ms"
+
+
+SUMMARY_VERSION = 3
 
 
 @dataclass(kw_only=True, slots=True)
@@ -60,4 +84,9 @@ def _from_v1(plain: Plain) -> Plain:
     return plain
 
 
-SUMMARY = Format("summary.json", Summary, SUMMARY_VERSION, {1: _from_v1}, pretty=True)
+def _from_v2(plain: Plain) -> Plain:
+    """Format 3 added setup's connect_* figures; a format 2 summary had none (connect_ranks 0)."""
+    return plain
+
+
+SUMMARY = Format("summary.json", Summary, SUMMARY_VERSION, {1: _from_v1, 2: _from_v2}, pretty=True)

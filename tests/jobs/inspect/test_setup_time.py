@@ -34,3 +34,41 @@ def test_ranks_without_a_set_up_record_are_left_out_and_none_at_all_is_none() ->
     assert setup_time({0: status("n1"), 1: status("n2")}) is None
     found = setup_time({0: status("n1"), 1: status("n2", 5.0, 6.0)})
     assert found is not None and (found.ranks, found.slowest_rank) == (1, 1)
+
+
+def connected(host: str, rank: int, connect_s: float) -> RankStatus:
+    setup = SetupSpan(started=10.0, done=11.0, seconds=1.0, connect_s=connect_s)
+    return RankStatus(
+        rank=rank, host=host, pid=1, device="cuda:0", state=RankState.OK, started=0, updated=0, setup=setup
+    )
+
+
+def test_the_first_collective_names_its_slowest_rank_and_the_median() -> None:
+    found = setup_time({0: connected("n1", 0, 0.2), 1: connected("n1", 1, 0.4), 3: connected("n2", 3, 0.812)})
+    assert found is not None
+    assert (found.connect_ranks, found.connect_slowest_rank, found.connect_slowest_host) == (3, 3, "n2")
+    assert (found.connect_slowest_s, found.connect_median_s) == (0.812, 0.4)
+    assert found.describe("nccl").endswith(
+        "; first collective (NCCL's connections) slowest rank 3 on n2 0.812 s, median 0.400 s"
+    )
+    assert found.describe("gloo").endswith("; first collective slowest rank 3 on n2 0.812 s, median 0.400 s")
+
+
+def test_ranks_that_never_timed_a_first_collective_are_left_out_of_its_figures() -> None:
+    found = setup_time({0: connected("n1", 0, 0.0), 1: connected("n2", 1, 0.3), 2: connected("n2", 2, 0.0)})
+    assert found is not None and found.ranks == 3
+    assert (found.connect_ranks, found.connect_slowest_rank, found.connect_median_s) == (1, 1, 0.3)
+    assert found.describe("nccl").endswith("median 0.300 s over 1 rank(s)")
+
+
+def test_a_first_collective_under_a_tenth_of_a_second_reads_in_milliseconds() -> None:
+    found = setup_time({0: connected("vm", 0, 0.000393), 1: connected("vm", 1, 0.05)})
+    assert found is not None
+    assert found.describe("gloo").endswith("; first collective slowest rank 1 on vm 50 ms, median 25.2 ms")
+
+
+def test_no_first_collective_at_all_leaves_the_set_up_line_as_it_was() -> None:
+    found = setup_time({0: status("n1", 5.0, 6.0)})
+    assert found is not None and found.connect_ranks == 0 and found.connect_slowest_rank == -1
+    assert "first collective" not in found.describe("nccl")
+    assert found.describe("nccl").endswith("to the last rank ready")

@@ -4,6 +4,7 @@ unknown version or a damaged file named in one line (never a KeyError)."""
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,14 @@ SETUP = SetupTime(
     last_arrival_host="n2",
     arrival_spread_s=0.1,
     after_all_arrived_s=0.3,
+    connect_ranks=2,
+    connect_slowest_rank=0,
+    connect_slowest_host="n1",
+    connect_slowest_s=0.8,
+    connect_median_s=0.6,
 )
+OLD_SETUP = [f for f in fields(SetupTime) if not f.name.startswith("connect_")]
+"""SetupTime's fields in summary.json format 2, before the first collective's figures."""
 
 EXAMPLES: list[tuple[Format[Any], Any]] = [
     (RUN, RunMeta(run_id="r", launcher=LauncherName.SLURM, world_size=8, nodes=2, task=Task.ISOLATE, job_id="12")),
@@ -92,7 +100,7 @@ EXAMPLES: list[tuple[Format[Any], Any]] = [
             state=RankState.STOPPED,
             started=1.0,
             updated=2.0,
-            setup=SetupSpan(started=1.0, done=1.5, seconds=0.5),
+            setup=SetupSpan(started=1.0, done=1.5, seconds=0.5, connect_s=0.25),
             signals=[SignalNotice(signal="SIGUSR2", at=1.7)],
             stopped_at=2.0,
             signal="SIGTERM",
@@ -287,6 +295,20 @@ def test_run_json_of_format_2_reads_as_a_run_no_import_made() -> None:
     assert meta.launcher is LauncherName.SLURM and meta.imported_from == [] and meta.version == 3
     imported = RunMeta(run_id="r", launcher=LauncherName.IMPORTED, world_size=8, nodes=1, imported_from=["a.log"])
     assert RUN.decode(RUN.encode(imported), "run.json") == imported
+
+
+def test_a_status_of_format_3_reads_with_no_first_collective_recorded() -> None:
+    old = {"version": 3, "rank": 1, "host": "n1", "pid": 7, "device": "cuda:0", "state": "ok", "started": 1.0}
+    old |= {"updated": 2.0, "setup": {"started": 1.0, "done": 1.5, "seconds": 0.5}}
+    status = STATUS.decode(json.dumps(old).encode(), "rank-1")
+    assert status.version == 4 and status.setup == SetupSpan(1.0, 1.5, 0.5, connect_s=0.0)
+
+
+def test_a_summary_of_format_2_reads_with_no_first_collective_figures() -> None:
+    old = {"version": 2, "run_id": "r", "passed": True, "setup": {f.name: getattr(SETUP, f.name) for f in OLD_SETUP}}
+    summary = SUMMARY.decode(json.dumps(old).encode(), "summary.json")
+    assert summary.version == 3 and summary.setup is not None and summary.setup.connect_ranks == 0
+    assert summary.setup.slowest_s == 0.5 and "first collective" not in summary.setup.describe("nccl")
 
 
 @pytest.mark.parametrize(
