@@ -7,7 +7,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,7 +33,7 @@ from jobs.runtime.heartbeat import Heartbeat, StackDumps
 from jobs.runtime.placement import LocalRendezvous, Placement, detect_placement
 from jobs.runtime.port_snapshots import record_ports
 from jobs.runtime.rank_logging import setup_rank_logging
-from jobs.runtime.setup_probe import probe_rendezvous
+from jobs.runtime.setup_probe import first_collective_s, probe_rendezvous
 from jobs.runtime.status_writer import StatusWriter
 from jobs.runtime.stop_signals import SignalWatch
 
@@ -202,12 +202,14 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         status.fail(error, setup_failure=_probe(placement, status))
         raise
     setup_done = time.time()
-    status.add_setup(SetupSpan(started=setup_started, done=setup_done, seconds=round(setup_done - setup_started, 6)))
+    setup = SetupSpan(started=setup_started, done=setup_done, seconds=round(setup_done - setup_started, 6))
+    status.add_setup(setup)
     logger.bind(event="setup", seconds=setup_done - setup_started).info(
         f"process group set up in {setup_done - setup_started:.3f} s"
         + (" (NCCL communicator created eagerly)" if device.type == "cuda" else "")
     )
     try:
+        _record_first_collective(status, setup, device)  # before the faults: a hung rank hangs in the sweep
         _inject_faults(cfg, placement.rank)
         attempt = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
         # isolate's rounds follow from each other's figures: an attempt runs them all again
@@ -251,6 +253,16 @@ def _probe(placement: Placement, status: StatusWriter) -> SetupFailure:
     )
     logger.error(f"process group set-up failed; rendezvous {found.address}:{found.port}: {found.probe}, {found.detail}")
     return found
+
+
+def _record_first_collective(status: StatusWriter, setup: SetupSpan, device: Any) -> None:
+    """The first collective's time beside the set-up's: since NCCL 2.22 it makes the connections."""
+    seconds = first_collective_s(device)
+    status.add_setup(replace(setup, connect_s=round(seconds, 6)))
+    logger.bind(event="connect", seconds=seconds).info(
+        f"first collective in {seconds * 1e3:.1f} ms"
+        + (" (NCCL's connections made on first use)" if device.type == "cuda" else "")
+    )
 
 
 def _record_summary(run: RunDir, world_size: int) -> None:
