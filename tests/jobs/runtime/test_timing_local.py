@@ -30,6 +30,7 @@ def test_defaults_on_the_cpu_time_each_call_record_the_set_up_and_use_one_thread
         status = json.loads((run / "status" / f"rank-{rank:05d}.json").read_text())
         setup = status["setup"]
         assert setup["started"] <= setup["done"] and setup["seconds"] >= 0
+        assert setup["connect_s"] > 0  # the first collective after the set-up, timed on gloo too
         env = json.loads((run / "env" / f"rank-{rank:05d}.json").read_text())
         assert env["variables"]["OMP_NUM_THREADS"] == "1" and env["torch_threads"] == 1
         records = read_jsonl(run / "results" / f"rank-{rank:05d}.jsonl")
@@ -38,6 +39,7 @@ def test_defaults_on_the_cpu_time_each_call_record_the_set_up_and_use_one_thread
     assert "# set-up (gloo process group): slowest rank " in result.stdout
     summary = json.loads((run / "summary.json").read_text())
     assert summary["setup"]["ranks"] == 2 and summary["setup"]["slowest_host"]
+    assert summary["setup"]["connect_ranks"] == 2 and "; first collective slowest rank " in result.stdout
     assert "graph: 0" in result.stdout
 
 
