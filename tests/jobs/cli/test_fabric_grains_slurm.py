@@ -25,10 +25,12 @@ from typing import Any
 
 import pytest
 
+from tests.browser import open_report
 from tests.cluster.fabric import slowed_node, slowed_rail, slowed_uplink
 from tests.conftest import CommandResult, SlurmCluster, collbench
 from tests.jobs.cli.test_check_slurm import held
 from tests.jobs.cli.test_isolate_slurm import STEADY, all_pairs, pairs_measured, verdict, wait
+from tests.jobs.cli.test_report_in_browser import assert_shown_whole, screenshot_path
 from tests.jobs.history.session import recorded
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -77,7 +79,9 @@ are checked for memory (every rank refused it before: NotEnoughMemory ... lower 
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, workdir: Path, fault: str) -> None:
+def test_isolate_names_the_fault_at_its_own_grain(
+    slurm_cluster: SlurmCluster, workdir: Path, fault: str, browser: Any
+) -> None:
     with ExitStack() as faults:
         for made in FAULTS[fault]():
             faults.enter_context(made)
@@ -123,6 +127,24 @@ def test_isolate_names_the_fault_at_its_own_grain(slurm_cluster: SlurmCluster, w
         assert plain["exclude"] == "slurm.exclude=n5"
         assert "scontrol update NodeName=n5 State=DRAIN 'Reason=collbench:slow_node by isolate run=" in result.stdout
         assert_node_recorded(slurm_cluster, workdir, run, "n5")
+        assert_the_page_marks(browser, slurm_cluster, workdir, run, "n5")
+
+
+def assert_the_page_marks(browser: Any, cluster: SlurmCluster, workdir: Path, run: Path, host: str) -> None:
+    """`isolate report --html` opened in Chromium: the verdict names the node, the heatmap marks it (and
+    only it), the drain line is there, every pair measured is a row of the groups table."""
+    page = run / "isolate.html"
+    made = collbench("isolate", "report", str(run), "--html", str(page), cwd=workdir, env=cluster.env())
+    assert made.returncode == 1, made.stdout + made.stderr
+    with open_report(browser, page, screenshot_path("isolate-slow-node")) as opened:
+        assert_shown_whole(opened)
+        assert f"{host}: slow_node" in opened.text("#verdict"), opened.text("#verdict")
+        assert opened.page.locator("#heatmap").get_attribute("data-named") == host
+        assert host in opened.text("#heatmap") and opened.count("#heatmap svg") == 1
+        assert f"NodeName={host} State=DRAIN" in opened.text("#drain")
+        groups = len(verdict(run)["rounds"])
+        assert int(opened.page.locator("table.groups").get_attribute("data-rows")) == groups
+        assert opened.count("table.groups tbody tr") == groups
 
 
 def assert_every_pair_measured_once(plain: dict[str, Any], nodes: tuple[str, ...]) -> None:

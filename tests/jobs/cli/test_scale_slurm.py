@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from collectives.results import SummaryRow, headline_rows
+from tests.browser import open_report
 from tests.conftest import CommandResult, SlurmCluster, collbench
+from tests.jobs.cli.test_report_in_browser import assert_shown_whole, screenshot_path
 from tests.jobs.rows import slow_down
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -72,6 +74,20 @@ def test_a_sweep_over_one_two_and_three_nodes_completes(
         assert len(hosts) == node["nodes"], f"{node['nodes']} node(s) ran on {sorted(hosts)}"
         member = collbench("report", str(run), cwd=sweep, env=slurm_cluster.env())
         assert member.returncode == 0, "each run of a sweep is an ordinary run"
+
+
+def test_the_sweep_page_draws_a_curve_per_node_count_in_a_browser(
+    slurm_cluster: SlurmCluster, finished_sweep: tuple[Path, CommandResult], browser: Any
+) -> None:
+    sweep, _ = finished_sweep
+    page = sweep / "sweep.html"
+    made = scale(slurm_cluster, sweep.parent.parent, "report", sweep.name, "--html", str(page))
+    assert made.returncode == 0, made.stdout + made.stderr
+    with open_report(browser, page, screenshot_path("sweep")) as opened:
+        assert_shown_whole(opened)
+        assert "every node count COMPLETED" in opened.text("#verdict")
+        assert opened.count("table.runs tbody tr") == 3
+        assert opened.count("#curves svg") >= 1
 
 
 def test_the_report_holds_each_runs_busbw_and_the_efficiency_against_one_node(
