@@ -34,8 +34,13 @@ def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True
 
 
 def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> int:
-    """Hold the run's rows against its history and say so: the table (table format) on stdout, each
-    regression, the runs judged against and a history too thin to judge on stderr. 1 on a regression."""
+    """Hold the run's rows against its history and say so; 1 on a regression."""
+    return hold_and_say(run, outcome, tolerance, history_url, fmt).judgement.exit_code
+
+
+def hold_and_say(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> HeldRun:
+    """The run held against its history, said: the table (table format) on stdout, each regression, the runs
+    judged against and a history too thin to judge on stderr."""
     from jobs.history.against import MADS
     from jobs.history.held import hold_run
 
@@ -43,7 +48,7 @@ def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, hist
     if fmt == "table":
         print("\n".join(held_lines(held)), flush=True)
     say_held(held, table_shown=fmt == "table")
-    return held.judgement.exit_code
+    return held
 
 
 def held_lines(held: HeldRun) -> list[str]:

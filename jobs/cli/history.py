@@ -20,6 +20,7 @@ from jobs.cli.history_args import history_url, never_seen, open_view, say, say_u
 from jobs.cli.history_node import add_drift_options, cmd_node_drift, wants_drift
 from jobs.cli.history_rows import Row, csv_text, print_rows
 from jobs.cli.history_trend import cmd_trend
+from jobs.cli.html_output import add_html_option
 from jobs.config.model import ConfigError
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def add_command(commands: Any) -> None:
     trend.add_argument("--size", required=True, type=_size, help="the requested size, e.g. 1G")
     trend.add_argument("--figure", choices=("busbw", "algbw", "time_us"), default="busbw")
     trend.add_argument("--plot", metavar="FILE.png", help="also draw it, with the baseline band (needs matplotlib)")
+    add_html_option(trend, "the trend: every comparable set over time with its baseline band")
     _add_filters(trend)
     trend.set_defaults(handler=cmd_trend)
     node = _view(views, "node", "every isolate, fabric, failure and slow-host verdict that named a node")

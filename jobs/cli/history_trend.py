@@ -20,7 +20,7 @@ from jobs.cli.history_args import (
     view_filters,
 )
 from jobs.cli.history_rows import csv_text
-from jobs.cli.html_output import add_html_option, html_target, write_html
+from jobs.cli.html_output import html_target, write_html
 
 if TYPE_CHECKING:
     from jobs.history.database import History
@@ -50,13 +50,6 @@ def cmd_trend(args: argparse.Namespace) -> int:
     if html is not None:
         _write_page(html, drawn, args)
     return 0
-
-
-def add_html_to_trend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """--html on `history trend` (its parser is built with the other views in history.py)."""
-    history = commands.choices["history"]
-    views = next(a for a in history._actions if isinstance(a, argparse._SubParsersAction))
-    add_html_option(views.choices["trend"], "the trend: every comparable set over time with its baseline band")
 
 
 def _write_page(path: Path, drawn: list[Series], args: argparse.Namespace) -> None:

@@ -112,17 +112,10 @@ def held_for_page(run: RunDir, outcome: RunOutcome, args: argparse.Namespace) ->
     (jobs.cli.against_history), and its place for the page; (0, None) without it."""
     if not getattr(args, "against_history", False):
         return EXIT_OK, None
-    from jobs.cli.against_history import held_lines, say_held
-    from jobs.history.against import MADS
-    from jobs.history.held import hold_run
+    from jobs.cli.against_history import hold_and_say
     from jobs.inspect.compare import Tolerance
 
-    tolerance = Tolerance.parse(args.tolerance, [])
-    words = f"max({tolerance.describe()}, {MADS:g} MAD)"
-    held = hold_run(run, outcome, tolerance.for_size, words, args.history_url)
-    if args.format == "table":
-        print("\n".join(held_lines(held)), flush=True)
-    say_held(held, table_shown=args.format == "table")
+    held = hold_and_say(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)
     return held.judgement.exit_code, history_place(held)
 
 

@@ -97,7 +97,6 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_command as add_history_command
-    from jobs.cli.history_trend import add_html_to_trend
     from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate_command import add_command
     from jobs.cli.recheck_command import add_command as add_recheck_command
@@ -108,7 +107,6 @@ def _parser() -> argparse.ArgumentParser:
     add_check_command(commands)
     add_recheck_command(commands)
     add_history_command(commands)
-    add_html_to_trend(commands)
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)
     add_import_command(commands)

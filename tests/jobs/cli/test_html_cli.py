@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 from jobs.cli.main import main
+from jobs.history.database import open_history
+from jobs.history.gather import gather
+from jobs.history.ingest import write_record
+from tests.jobs.inspect.html.pages import Parsed, rows_of
+from tests.jobs.rundir import synthetic
 from tests.jobs.rundir.synthetic import isolate_run, scale_sweep, sweep_run
 
 REPO = Path(__file__).resolve().parents[3]
@@ -88,3 +93,27 @@ def test_a_report_without_html_loads_neither_jinja2_nor_matplotlib(tmp_path: Pat
     )
     done = subprocess.run([sys.executable, "-c", code, str(run.path)], capture_output=True, text=True, cwd=REPO)
     assert done.stdout.splitlines()[-1] == "[]", done.stderr
+
+
+def test_report_against_the_history_puts_the_runs_place_on_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--against-history with --html: the terminal says the judgement as it always did, and the page holds the
+    same place (a row per op and size, REGRESSION where the run fell out of its band)."""
+    url = f"sqlite:///{tmp_path / 'history.sqlite'}"
+    with open_history(url) as history:
+        for night in range(5):
+            record = gather(sweep_run(tmp_path / "runs"))
+            record.run.update({"started": 1e9 + night * 86400.0, "excluded": ""})
+            assert write_record(history, record).recorded
+    slow = sweep_run(tmp_path / "runs", slower=3.0)
+    page = tmp_path / "held.html"
+    code = main(["report", str(slow.path), "--against-history", "--db", url, "--html", str(page)])
+    said = capsys.readouterr()
+    assert code == 1, said.out + said.err
+    assert "collbench: REGRESSION against the history: " in said.err
+    parsed = Parsed(page.read_text())
+    [table] = parsed.with_class("history")
+    rows = rows_of(table)
+    assert [row.children[1].text for row in rows] == [str(size) for size in synthetic.SIZES], "a row per size"
+    assert {row.attrs.get("class") for row in rows} == {"bad"}, "every row of a run 3x slower is a regression"
