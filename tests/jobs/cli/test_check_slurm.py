@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jobs.isolate.check_plan import plan_cost
 from slurm.hostlist import collect_hostlist
+from tests.browser import open_report
 from tests.conftest import REPO, CommandResult, SlurmCluster, collbench, startup_s, until
 from tests.jobs.cli.test_isolate_slurm import SLOW_NODE, shaped
+from tests.jobs.cli.test_report_in_browser import assert_shown_whole, screenshot_path
 from tests.jobs.launchers.test_submit_slurm import statuses
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -145,10 +148,13 @@ def collbench_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "jobs.cli", *args]
 
 
-def test_a_slowed_node_is_cordoned_and_the_others_vetted(allocation: dict[str, str], workdir: Path) -> None:
+def test_a_slowed_node_is_cordoned_and_the_others_vetted(
+    allocation: dict[str, str], workdir: Path, browser: Any
+) -> None:
     startup = startup_s(cwd=workdir, env=allocation)
+    page = workdir / "check.html"
     with shaped("n5", SLOW_NODE):
-        result, took = check(allocation, workdir, "--out", str(workdir / "out"), "--drain")
+        result, took = check(allocation, workdir, "--out", str(workdir / "out"), "--drain", "--html", str(page))
     print(f"check, n5 slowed by tbf: {took:.1f} s to the verdict\n{result.stdout}")
     assert result.returncode == 1, result.stdout + result.stderr
     assert_within_budget(result.stdout, took, startup)
@@ -163,6 +169,11 @@ def test_a_slowed_node_is_cordoned_and_the_others_vetted(allocation: dict[str, s
         re.M,
     ), "--drain: the line weighed against n5's state, its reason coded; nothing runs"
     assert "DRAINED" not in result.stdout
+    with open_report(browser, page, screenshot_path("check-slow-node")) as opened:
+        assert_shown_whole(opened)
+        assert "n5" in opened.text("#verdict") and opened.page.locator("#verdict").get_attribute("data-exit") == "1"
+        assert opened.page.locator("#heatmap").get_attribute("data-named") == "n5"
+        assert "NodeName=n5 State=DRAIN" in opened.text("#drain")
 
 
 def test_a_node_whose_ranks_die_is_named_within_the_budget(allocation: dict[str, str], workdir: Path) -> None:
