@@ -20,7 +20,7 @@ from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
-from jobs.isolate.check_plan import START_SHARE, bounds, check_plan, plan_cost, seed_for
+from jobs.isolate.check_plan import START_SHARE, bounds, check_plan, check_timing, plan_cost, seed_for
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
@@ -111,12 +111,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     deadline_s = bounds(cfg.check.budget_s, len(check_plan(cfg.nodes, cfg.isolate.rounds, 0)), 1).deadline_s
     ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
     from jobs.inspect.check_verdict import assess_check  # the verdict's modules only where a check ran
+    from jobs.inspect.isolate_verdict import assess_isolate
 
     outcome = assess(run, with_analysis=args.html_file is not None)
-    check = assess_check(run, outcome)
+    iso = assess_isolate(run, outcome)
+    check = assess_check(run, outcome, iso)
     code = _report(check, run, args, cfg, time.monotonic() - started, ran_out)
     if args.html_file is not None:
-        write_run_html(args.html_file, run, outcome, code, check=check)
+        write_run_html(args.html_file, run, outcome, code, isolate=iso, check=check)
     return code
 
 
@@ -156,7 +158,13 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
         expected_from=source,  # the run's config says where its level came from
     )
     limits = bounds(settings.budget_s, rounds, len(isolate.measured_sizes()))  # the probe is a size too
-    bench = replace(base.bench, time_budget_ms=float(round(limits.measure_ms)), warmup_iters=1, min_iters=2)
+    timing = check_timing(base.backend, settings.tolerance)  # on NCCL the warm-up makes the connections
+    bench = replace(
+        base.bench,
+        time_budget_ms=float(round(limits.measure_ms)),
+        warmup_iters=timing.warmup_iters,
+        min_iters=timing.min_iters,
+    )
     timeouts = replace(
         base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)
     )

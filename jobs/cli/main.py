@@ -15,6 +15,7 @@ from jobs.cli.options import Parser, add_output_dir_override, command_parser, un
 from jobs.cli.outcome import (
     add_output_args,
     add_wait_args,
+    assess_isolate_run,
     check_tolerance,
     held_against_history,
     held_to_history,
@@ -267,7 +268,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from jobs.inspect.plot import plot_busbw
 
         plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
-    code = print_outcome(outcome, run, args.format)
+    iso = assess_isolate_run(outcome, run) if outcome.config.task == "isolate" and html is not None else None
+    code = print_outcome(outcome, run, args.format, iso)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
     if html is None:
@@ -275,7 +277,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     else:
         held, place = held_for_page(run, outcome, args)
         code = max(code, held)
-        write_run_html(html, run, outcome, code, history=place, history_asked=args.against_history)
+        write_run_html(html, run, outcome, code, isolate=iso, history=place, history_asked=args.against_history)
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     return code

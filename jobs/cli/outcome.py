@@ -145,7 +145,8 @@ def assess_run(run: RunDir, args: argparse.Namespace, facts: JobFacts | None = N
     return assess(run, thresholds(args), with_analysis=with_analysis, facts=facts)
 
 
-def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
+def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table", iso: IsolateOutcome | None = None) -> int:
+    """The run as `fmt` says; an isolate run's verdict after its tables (`iso` when it is assessed already)."""
     from jobs.inspect.formats import render_csv, render_json
 
     if fmt == "json":
@@ -172,13 +173,13 @@ def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table") -> int:
         for line in outcome.analysis.verdict():
             print(f"collbench: {line}", file=sys.stderr)
     if outcome.config.task == "isolate" and fmt == "table":
-        return max(outcome.exit_code, print_isolate_verdict(outcome, run))
+        return max(outcome.exit_code, print_isolate_verdict(outcome, run, iso))
     return outcome.exit_code
 
 
-def print_isolate_verdict(outcome: RunOutcome, run: RunDir) -> int:
+def print_isolate_verdict(outcome: RunOutcome, run: RunDir, iso: IsolateOutcome | None = None) -> int:
     """Under `collbench wait/report` of an isolate run: the verdict after the tables."""
-    iso = assess_isolate_run(outcome, run)
+    iso = iso or assess_isolate_run(outcome, run)
     print_isolate(iso, outcome, run)
     return iso.exit_code
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobs.inspect.isolate_verdict import assess_isolate
+from jobs.inspect.isolate_verdict import IsolateOutcome, assess_isolate
 from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.check_judge import CheckVerdict, check_verdict
@@ -28,8 +28,9 @@ class CheckOutcome:
     config recorded it; empty when the pairs were judged against their own median."""
 
 
-def assess_check(run: RunDir, outcome: RunOutcome) -> CheckOutcome:
-    iso = assess_isolate(run, outcome)
+def assess_check(run: RunDir, outcome: RunOutcome, iso: IsolateOutcome | None = None) -> CheckOutcome:
+    """The check's verdict over the isolate rounds it ran (`iso` when they are assessed already)."""
+    iso = iso or assess_isolate(run, outcome)
     cfg = outcome.config
     stopped: dict[str, str] = {}
     for node in iso.stopped:

@@ -58,7 +58,7 @@ def render_run_page(
     if cfg.task == "isolate" and isolate is None:
         isolate = assess_isolate(run, outcome)
     if cfg.task == "isolate" and cfg.isolate.mode == "check" and check is None:
-        check = assess_check(run, outcome)
+        check = assess_check(run, outcome, isolate)
     pairs = pair_section(isolate, cfg, check) if isolate is not None else None
     named = pairs.named_hosts if pairs else []
     page = RunPage(
