@@ -80,6 +80,9 @@ class RunScope:
     """The job's hosts."""
     isolate_config: str = ""
     """The run's config.yaml, for the isolate command; '' where isolate cannot run (not a Slurm run)."""
+    in_rounds: bool = False
+    """An isolate or check run: at each round's end its ranks wait for the round's slowest group, so the time
+    between two measurements is not a rank's own and slowness at its own work is not judged."""
 
 
 @dataclass(slots=True)
@@ -94,6 +97,8 @@ class Analysis:
     """The collbench isolate command that would find the node or link, with the job's node list."""
     wrong: list[str] = field(default_factory=list)
     env_differences: list[str] = field(default_factory=list)
+    own_work_unjudged: str = ""
+    """Why slowness at its own work was not judged ('' when it was)."""
 
     def verdict(self) -> list[str]:
         """The per-host verdict in a few lines: what wait and report print as their headline on slowness."""
@@ -106,7 +111,7 @@ class Analysis:
     def lines(self) -> list[str]:
         out = ["# Per-rank and per-host view", f"# a host is slow only on evidence of its own; {NOT_EVIDENCE}"]
         out += [f"#   slow at its own work: rank {f.rank} on {f.host}: {f.what}" for f in self.slow_ranks] or [
-            "#   no rank is slow at its own work (between measurements)"
+            f"#   {self.own_work_unjudged or 'no rank is slow at its own work (between measurements)'}"
         ]
         out += [f"# {line}" for line in self.verdict()]
         out += [f"# wrong: {line}" for line in self.wrong]
@@ -141,6 +146,12 @@ def _mad(values: list[float]) -> float:
     return median(abs(v - centre) for v in values)
 
 
+ROUNDS_UNJUDGED = (
+    "own work not judged: an isolate or check run's ranks wait at each round's end for its slowest group "
+    "(the verdict above names the slow node or link)"
+)
+
+
 class Analyser:
     """Takes each rank's records as they are read (so one pass over the results can also feed the
     summary), then judges them all. A rank's records come in the order it measured them."""
@@ -170,8 +181,11 @@ class Analyser:
     def finish(self, run: RunDir, scope: RunScope | None = None) -> Analysis:
         scope = scope or RunScope()
         result = Analysis()
-        result.slow_ranks = _slow_at_own_work(self.own, self.hosts)
-        result.slow_hosts = _slow_hosts(result.slow_ranks)
+        if scope.in_rounds:
+            result.own_work_unjudged = ROUNDS_UNJUDGED
+        else:
+            result.slow_ranks = _slow_at_own_work(self.own, self.hosts)
+            result.slow_hosts = _slow_hosts(result.slow_ranks)
         if not result.slow_hosts:
             result.whole_run = _whole_run(scope)
         if result.whole_run and scope.isolate_config and len(scope.hosts) >= 2:

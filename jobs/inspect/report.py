@@ -163,6 +163,7 @@ def _scope(run: RunDir, outcome: RunOutcome) -> RunScope:
         line=line_rate(run, cfg.backend, cfg.env, hosts, cfg.fabric.line_gbps),
         hosts=hosts,
         isolate_config=str(run.config_file) if slurm and cfg.task != "isolate" else "",
+        in_rounds=cfg.task == "isolate",
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from collectives.results import RankResult, SummaryRow
-from jobs.inspect.analysis import RunScope, analyse, environment_differences
+from jobs.inspect.analysis import ROUNDS_UNJUDGED, RunScope, analyse, environment_differences
 from jobs.inspect.fabric import LineRate
 from jobs.rundir.layout import RunDir
 from tests.jobs.rows import summary_row
@@ -49,6 +49,14 @@ def test_a_rank_slow_at_its_own_work_is_named_with_its_host(nranks: int, tmp_pat
                      result.slow_ranks[0].what)  # fmt: skip
     assert [line.split(":")[0] for line in result.slow_hosts] == [host]
     assert result.verdict()[0].startswith(f"slow host: {host}: rank(s) {nranks - 1} slow at their own work")
+
+
+def test_an_isolate_or_check_run_does_not_judge_own_work(tmp_path: Path) -> None:
+    """Ranks of a quick group wait at the round's end for its slow group: a check with n5 slowed named the
+    healthy n3 and n4 'slow at their own work' on its page. Between rounds the gap is not a rank's own."""
+    result = analyse(sweep(4, own_s={3: 0.3}, late={}), RunDir(tmp_path), RunScope(in_rounds=True))
+    assert result.slow_ranks == [] and result.slow_hosts == [] and result.verdict() == []
+    assert f"#   {ROUNDS_UNJUDGED}" in result.lines()
 
 
 def test_start_lag_and_finishing_last_in_a_collective_accuse_nobody(tmp_path: Path) -> None:
