@@ -70,6 +70,8 @@ def main() -> None:
             without, _ = timed([*command, str(run)])
             page = run / "report.html"
             with_html, peak = timed([*command, str(run), "--html", str(page)])
+            if not page.is_file():
+                raise SystemExit(f"collbench {' '.join(command)} {run} --html {page} wrote no page")
             render = min(render_s(browser, page.as_uri()) for _ in range(3)) - blank
             print(
                 f"{name:<22} {page.stat().st_size / 1024:>9.0f} {without:>10.2f} {with_html:>8.2f} {peak:>9.0f} "
