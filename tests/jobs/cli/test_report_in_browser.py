@@ -100,3 +100,15 @@ def test_a_history_trend_page_flags_the_run_below_its_baseline(
         assert opened.count("#curves svg") >= 1
         below = opened.page.locator("table.trend tbody tr", has_text="below")
         assert below.count() == 1, opened.text("table.trend")
+
+
+def test_the_browser_checks_catch_a_fetch_a_script_and_a_blank_page(browser: Any, tmp_path: Path) -> None:
+    """The checks above can fail: a page that fetches an image and runs a script is caught, a blank one too."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!doctype html><img src="http://192.0.2.1/x.png"><script>alert("ran")</script>')
+    with open_report(browser, bad) as opened:
+        assert opened.outside_requests == ["http://192.0.2.1/x.png"] and opened.dialogs == ["ran"]
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!doctype html><title>nothing</title>")
+    with open_report(browser, blank) as opened:
+        assert distinct_colours(opened.screenshot) == 1
