@@ -159,13 +159,3 @@ LAYOUTS: dict[str, OpLayout] = {
     )
 }
 """Each op as nccl-tests' src/<op>.cu sizes it (getCollByteCount) and rates it (getBw)."""
-
-
-def buffer_bytes(counts: BufferCounts, element_size: int) -> int:
-    """Bytes one rank allocates for a size: the send buffer and a receive buffer that in-place shares."""
-    return (counts.send + max(counts.send, counts.recv)) * element_size
-
-
-def check_bytes(counts: BufferCounts) -> int:
-    """Bytes the correctness check adds: expected values, tolerance and a working copy, in 64 bits."""
-    return 4 * max(counts.send, counts.recv) * 8

@@ -107,50 +107,47 @@ def _bind_sendrecv(recv: torch.Tensor, send: torch.Tensor, args: CallArgs) -> Ca
     return exchange
 
 
-# ---- expected outputs; None where the op leaves this rank's buffer undefined
+# ---- expected outputs, computed a piece at a time by patterns.check; None where the op leaves this rank's
+# buffer undefined
 
-Expect = Callable[[BufferCounts, CallArgs, torch.dtype, torch.device], "patterns.Expected | None"]
-
-
-def _expect_reduced_whole(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.reduced(a.nranks, 0, c.recv, a.reduce_op, dtype, dev)
+Expect = Callable[[BufferCounts, CallArgs], "patterns.Expectation | None"]
 
 
-def _expect_reduced_at_root(
-    c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device
-) -> patterns.Expected | None:
-    return _expect_reduced_whole(c, a, dtype, dev) if a.rank == a.root else None
+def _expect_reduced_whole(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Reduction(a.nranks, 0, c.recv, a.reduce_op)
 
 
-def _expect_reduced_chunk(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.reduced(a.nranks, a.rank * c.recv, c.recv, a.reduce_op, dtype, dev)
+def _expect_reduced_at_root(c: BufferCounts, a: CallArgs) -> patterns.Expectation | None:
+    return _expect_reduced_whole(c, a) if a.rank == a.root else None
 
 
-def _expect_gathered(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.copied([(k, 0) for k in range(a.nranks)], c.param, dtype, dev)
+def _expect_reduced_chunk(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Reduction(a.nranks, a.rank * c.recv, c.recv, a.reduce_op)
 
 
-def _expect_gathered_at_root(
-    c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device
-) -> patterns.Expected | None:
-    return _expect_gathered(c, a, dtype, dev) if a.rank == a.root else None
+def _expect_gathered(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Copies(tuple((k, 0) for k in range(a.nranks)), c.param)
 
 
-def _expect_root_copy(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.copied([(a.root, 0)], c.recv, dtype, dev)
+def _expect_gathered_at_root(c: BufferCounts, a: CallArgs) -> patterns.Expectation | None:
+    return _expect_gathered(c, a) if a.rank == a.root else None
 
 
-def _expect_exchanged(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
+def _expect_root_copy(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Copies(((a.root, 0),), c.recv)
+
+
+def _expect_exchanged(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
     # chunk j of rank r's output is chunk r of rank j's input
-    return patterns.copied([(j, a.rank * c.param) for j in range(a.nranks)], c.param, dtype, dev)
+    return patterns.Copies(tuple((j, a.rank * c.param) for j in range(a.nranks)), c.param)
 
 
-def _expect_scattered(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.copied([(a.root, a.rank * c.recv)], c.recv, dtype, dev)
+def _expect_scattered(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Copies(((a.root, a.rank * c.recv),), c.recv)
 
 
-def _expect_from_previous(c: BufferCounts, a: CallArgs, dtype: torch.dtype, dev: torch.device) -> patterns.Expected:
-    return patterns.copied([((a.rank - 1) % a.nranks, 0)], c.recv, dtype, dev)
+def _expect_from_previous(c: BufferCounts, a: CallArgs) -> patterns.Expectation:
+    return patterns.Copies((((a.rank - 1) % a.nranks, 0),), c.recv)
 
 
 @dataclass(frozen=True, slots=True)

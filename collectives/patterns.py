@@ -5,25 +5,33 @@ from a hash of g. Two ranks never hold the same value at the same index (b(g) !=
 neighbouring chunks hold unrelated values, so a missing, misplaced or duplicated chunk shows
 up as wrong elements. Every rank recomputes the expected output on its own from the same
 formula, in float64 (or int64), without any communication.
+
+Inputs are written and outputs checked WORK_CHUNK_ELEMENTS at a time (collectives.footprint): the int64
+and float64 temporaries of a whole buffer would take several times the buffer itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
 from collectives.dtypes import DTYPES
+from collectives.footprint import WORK_CHUNK_ELEMENTS
 
 _MASK32 = 0xFFFFFFFF
 
 
 def _hash(index: torch.Tensor, salt: int) -> torch.Tensor:
-    """A cheap integer hash of each element index (xorshift-multiply, 32-bit)."""
-    h = (index * 0x9E3779B1 + salt) & _MASK32
-    h = h ^ (h >> 15)
-    h = (h * 0x2C1B3C6D) & _MASK32
-    h = h ^ (h >> 12)
+    """A cheap integer hash of each element index (xorshift-multiply, 32-bit), one new tensor and one
+    temporary at a time."""
+    h = index * 0x9E3779B1
+    h.add_(salt).bitwise_and_(_MASK32)
+    h.bitwise_xor_(h >> 15)
+    h.mul_(0x2C1B3C6D).bitwise_and_(_MASK32)
+    h.bitwise_xor_(h >> 12)
     return h
 
 
@@ -32,15 +40,24 @@ def input_values(rank: int, start: int, count: int, reduce_op: str, device: torc
     index = torch.arange(start, start + count, dtype=torch.int64, device=device)
     if reduce_op == "prod":
         # +1/-1 only, so that the product of any number of ranks stays exact.
-        return 1 - 2 * ((_hash(index, 0x165667B1) + rank * (_hash(index, 0x27D4EB2F) | 1)) & 1)
-    a = _hash(index, 0x85EBCA77) % 17 - 8
-    b = _hash(index, 0xC2B2AE3D) % 3 + 1
-    return a + rank * b
+        first = _hash(index, 0x165667B1)
+        parity = _hash(index, 0x27D4EB2F).bitwise_or_(1).mul_(rank).add_(first).bitwise_and_(1)
+        return parity.mul_(-2).add_(1)
+    a = _hash(index, 0x85EBCA77).remainder_(17).sub_(8)
+    b = _hash(index, 0xC2B2AE3D).remainder_(3).add_(1)
+    return a.add_(b.mul_(rank))
+
+
+def chunks(count: int) -> Iterator[tuple[int, int]]:
+    """[lo, hi) ranges of at most WORK_CHUNK_ELEMENTS covering [0, count)."""
+    for lo in range(0, count, WORK_CHUNK_ELEMENTS):
+        yield lo, min(count, lo + WORK_CHUNK_ELEMENTS)
 
 
 def fill_input(buffer: torch.Tensor, rank: int, start: int, reduce_op: str) -> None:
-    """Write rank `rank`'s input for indices [start, start+len(buffer)) into `buffer`."""
-    buffer.copy_(input_values(rank, start, buffer.numel(), reduce_op, buffer.device).to(buffer.dtype))
+    """Write rank `rank`'s input for indices [start, start+len(buffer)) into `buffer`, chunk by chunk."""
+    for lo, hi in chunks(buffer.numel()):
+        buffer[lo:hi].copy_(input_values(rank, start + lo, hi - lo, reduce_op, buffer.device))
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +68,13 @@ class Expected:
     """Allowed absolute error per element (0 for integers)."""
 
 
+def _wide(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype.is_floating_point else torch.int64
+
+
 def _as_dtype_values(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """What the values become once stored in `dtype` (rounding, or integer wrap-around)."""
-    wide = torch.float64 if dtype.is_floating_point else torch.int64
-    return values.to(dtype).to(wide)
+    return values.to(dtype).to(_wide(dtype))
 
 
 def copied(sources: list[tuple[int, int]], count: int, dtype: torch.dtype, device: torch.device) -> Expected:
@@ -67,40 +87,104 @@ def copied(sources: list[tuple[int, int]], count: int, dtype: torch.dtype, devic
 def reduced(nranks: int, start: int, count: int, reduce_op: str, dtype: torch.dtype, device: torch.device) -> Expected:
     """Reduce(T_0..T_{n-1}) over indices [start, start+count)."""
     is_float = dtype.is_floating_point
-    wide = torch.float64 if is_float else torch.int64
     acc: torch.Tensor | None = None
-    magnitude = torch.zeros(count, dtype=torch.float64, device=device)
+    magnitude = torch.zeros(count, dtype=torch.float64, device=device) if is_float else None
     for k in range(nranks):
-        x = _as_dtype_values(input_values(k, start, count, reduce_op, device), dtype).to(wide)
-        magnitude += x.abs().to(torch.float64)
+        x = _as_dtype_values(input_values(k, start, count, reduce_op, device), dtype)
+        if magnitude is not None:
+            magnitude.add_(x.abs())
         acc = x if acc is None else _combine(acc, x, reduce_op)
+        del x  # before the next rank's input is computed
     assert acc is not None
-    if reduce_op == "avg":
-        acc = acc / nranks if is_float else torch.div(acc, nranks, rounding_mode="trunc")
-        magnitude /= nranks
     if not is_float:
+        if reduce_op == "avg":
+            acc = torch.div(acc, nranks, rounding_mode="trunc")
         return Expected(values=_as_dtype_values(acc, dtype), tolerance=0.0)
+    assert magnitude is not None
+    if reduce_op == "avg":
+        acc.div_(nranks)
+        magnitude.div_(nranks)
     eps = torch.finfo(dtype).eps
-    return Expected(values=acc, tolerance=magnitude * (nranks * eps) + acc.abs() * eps)
+    return Expected(values=acc, tolerance=magnitude.mul_(nranks * eps).add_(acc.abs().mul_(eps)))
 
 
 def _combine(acc: torch.Tensor, x: torch.Tensor, reduce_op: str) -> torch.Tensor:
+    """acc combined with x, in place (acc is the reduction's own accumulator)."""
     if reduce_op in ("sum", "avg"):
-        return acc + x
+        return acc.add_(x)
     if reduce_op == "prod":
-        return acc * x
+        return acc.mul_(x)
     if reduce_op == "min":
-        return torch.minimum(acc, x)
+        return torch.minimum(acc, x, out=acc)
     if reduce_op == "max":
-        return torch.maximum(acc, x)
+        return torch.maximum(acc, x, out=acc)
     raise ValueError(f"reduce op {reduce_op!r} is not one of sum, prod, min, max, avg")
 
 
+class Expectation(Protocol):
+    """What a rank's output must hold, computed a piece at a time: `pieces` cuts [0, length) into ranges of at
+    most WORK_CHUNK_ELEMENTS, and `values` gives the expected values of one of them."""
+
+    @property
+    def length(self) -> int: ...
+
+    def pieces(self) -> Iterator[tuple[int, int]]: ...
+
+    def values(self, lo: int, hi: int, dtype: torch.dtype, device: torch.device) -> Expected: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Reduction:
+    """Output element j is Reduce over every rank k of input(k, start + j)."""
+
+    nranks: int
+    start: int
+    count: int
+    reduce_op: str
+
+    @property
+    def length(self) -> int:
+        return self.count
+
+    def pieces(self) -> Iterator[tuple[int, int]]:
+        return chunks(self.count)
+
+    def values(self, lo: int, hi: int, dtype: torch.dtype, device: torch.device) -> Expected:
+        return reduced(self.nranks, self.start + lo, hi - lo, self.reduce_op, dtype, device)
+
+
+@dataclass(frozen=True, slots=True)
+class Copies:
+    """Output part p (`count` elements) is input(rank_p, start_p + j): a collective that only moves data."""
+
+    sources: tuple[tuple[int, int], ...]
+    """(rank, start index) of each part, in output order."""
+    count: int
+
+    @property
+    def length(self) -> int:
+        return self.count * len(self.sources)
+
+    def pieces(self) -> Iterator[tuple[int, int]]:
+        """Never across a part's end: each piece comes from one rank's input."""
+        for part in range(len(self.sources)):
+            for lo, hi in chunks(self.count):
+                yield part * self.count + lo, part * self.count + hi
+
+    def values(self, lo: int, hi: int, dtype: torch.dtype, device: torch.device) -> Expected:
+        part, offset = divmod(lo, self.count)
+        rank, start = self.sources[part]
+        return copied([(rank, start + offset)], hi - lo, dtype, device)
+
+
 def _wrong_mask(actual: torch.Tensor, expected: Expected) -> torch.Tensor:
-    if actual.dtype.is_floating_point:
-        # written as "not within" so that NaN counts as wrong
-        return ~((actual.to(torch.float64) - expected.values).abs() <= expected.tolerance)
-    return actual.to(torch.int64) != expected.values
+    if not actual.dtype.is_floating_point:
+        return actual.to(torch.int64) != expected.values
+    if isinstance(expected.tolerance, float) and expected.tolerance == 0.0:
+        return actual.to(torch.float64) != expected.values  # NaN != anything: wrong
+    # a copy (copy=True: a float64 output would otherwise be changed in place), then "not within", so that
+    # NaN counts as wrong
+    return ~(actual.to(torch.float64, copy=True).sub_(expected.values).abs_() <= expected.tolerance)
 
 
 def count_wrong(actual: torch.Tensor, expected: Expected) -> int:
@@ -110,8 +194,27 @@ def count_wrong(actual: torch.Tensor, expected: Expected) -> int:
 
 def first_wrong(actual: torch.Tensor, expected: Expected) -> int:
     """Index of the first element outside tolerance, or -1."""
-    where = torch.nonzero(_wrong_mask(actual, expected))
-    return int(where[0].item()) if where.numel() else -1
+    mask = _wrong_mask(actual, expected)
+    if not bool(mask.any()):
+        return -1
+    return int(mask.to(torch.uint8).argmax().item())
+
+
+def check(actual: torch.Tensor, expectation: Expectation) -> tuple[int, int]:
+    """(wrong elements, index of the first, -1 if none) of `actual` against `expectation`, piece by piece."""
+    if actual.numel() != expectation.length:
+        raise ValueError(f"output of {actual.numel()} elements checked against {expectation.length} expected")
+    wrong, first = 0, -1
+    for lo, hi in expectation.pieces():
+        piece = actual[lo:hi]
+        expected = expectation.values(lo, hi, actual.dtype, actual.device)
+        mask = _wrong_mask(piece, expected)
+        del expected
+        here = int(mask.sum().item())
+        if here and first < 0:
+            first = lo + int(mask.to(torch.uint8).argmax().item())
+        wrong += here
+    return wrong, first
 
 
 def corrupt_one_element(buffer: torch.Tensor) -> None:

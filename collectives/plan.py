@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectives.dtypes import DTYPES
-from collectives.layout import LAYOUTS, BufferCounts, buffer_bytes, check_bytes
+from collectives.footprint import step_bytes
+from collectives.layout import LAYOUTS, BufferCounts
 from collectives.settings import BenchSettings
 
 
@@ -44,12 +45,13 @@ def plan_sweep(settings: BenchSettings, nranks: int) -> tuple[list[Step], list[S
     return steps, skipped
 
 
-def peak_bytes_per_rank(settings: BenchSettings, nranks: int) -> tuple[int, Step | None]:
-    """The most memory one rank needs at once, and the step that needs it."""
+def peak_bytes_per_rank(settings: BenchSettings, nranks: int, backend: str = "gloo") -> tuple[int, Step | None]:
+    """The most memory one rank needs at once (collectives.footprint), and the step that needs it. gloo, the
+    default, counts what its calls stage besides the buffers; NCCL's calls stage nothing in torch's memory."""
     element_size = DTYPES[settings.dtype].size
     peak, worst = 0, None
     for step in plan_sweep(settings, nranks)[0]:
-        need = buffer_bytes(step.counts, element_size) + (check_bytes(step.counts) if settings.check else 0)
+        need = step_bytes(step.op, step.counts, element_size, settings.check, backend)
         if need > peak:
             peak, worst = need, step
     return peak, worst

@@ -12,6 +12,7 @@ from loguru import logger
 
 from collectives import patterns
 from collectives.dtypes import DTYPES
+from collectives.footprint import allocates_send
 from collectives.layout import LAYOUTS, BufferCounts
 from collectives.ops import COLLECTIVES, Call, CallArgs, Collective
 from collectives.plan import Step, plan_sweep
@@ -43,15 +44,18 @@ class RankContext:
 
 @dataclass(slots=True)
 class Buffers:
-    """One size's buffers, allocated once: send, and a receive buffer that in-place runs share."""
+    """One size's buffers, allocated once: send (empty for an op measured in place only), and a receive
+    buffer that in-place runs share. collectives.footprint.buffer_bytes counts them."""
 
     send: torch.Tensor
     recv: torch.Tensor
     counts: BufferCounts
 
     @classmethod
-    def allocate(cls, counts: BufferCounts, dtype: torch.dtype, device: torch.device) -> Buffers:
-        send = torch.zeros(counts.send, dtype=dtype, device=device)
+    def allocate(
+        cls, counts: BufferCounts, dtype: torch.dtype, device: torch.device, with_send: bool = True
+    ) -> Buffers:
+        send = torch.zeros(counts.send if with_send else 0, dtype=dtype, device=device)
         recv = torch.zeros(max(counts.send, counts.recv), dtype=dtype, device=device)
         return cls(send=send, recv=recv, counts=counts)
 
@@ -62,6 +66,30 @@ class Buffers:
             return self.send[: c.send], self.recv[: c.recv]
         send_at, recv_at = rank * c.send_inplace_offset, rank * c.recv_inplace_offset
         return self.recv[send_at : send_at + c.send], self.recv[recv_at : recv_at + c.recv]
+
+
+@dataclass(slots=True)
+class HeldBuffers:
+    """The one size's buffers a rank holds: a step of another shape frees them before its own are allocated,
+    and on CUDA hands the cached blocks back to the driver, so that NCCL finds room for its own buffers."""
+
+    dtype: torch.dtype
+    device: torch.device
+    key: tuple[int, int, bool] | None = None
+    buffers: Buffers | None = None
+
+    def for_step(self, step: Step) -> Buffers:
+        key = (step.counts.send, step.counts.recv, allocates_send(step.op))
+        if self.buffers is None or key != self.key:
+            self.release()
+            self.buffers = Buffers.allocate(step.counts, self.dtype, self.device, with_send=key[2])
+            self.key = key
+        return self.buffers
+
+    def release(self) -> None:
+        self.buffers, self.key = None, None
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +200,7 @@ def run_sweep(
         logger.bind(event="size_skipped", op=skip.op, size=skip.size).info(
             f"{skip.op} {skip.size} B: skipped, {skip.reason}"
         )
-    current: tuple[int, int] | None = None
-    buffers: Buffers | None = None
+    held = HeldBuffers(dtype, ctx.device)
     total = sum(len(LAYOUTS[step.op].placements) for step in steps)
     index = 0
     element_size = DTYPES[settings.dtype].size
@@ -187,26 +214,24 @@ def run_sweep(
         late = limit.too_late(size, len(placements), ctx)
         if late:
             _log_stopped(steps[number:], late)
-            return
-        if current != (step.counts.send, step.counts.recv):
-            buffers = None  # free the previous size's buffers before allocating the next
-            buffers = Buffers.allocate(step.counts, dtype, ctx.device)
-            current = (step.counts.send, step.counts.recv)
-        assert buffers is not None
+            break
         args = CallArgs(
             reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0), group=ctx.group
         )
+        # held's buffers are passed on, never kept here: the next shape's allocation frees them
         for in_place in placements:
             if index < skip_first:
                 index += 1
                 continue
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "start"))
-            measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers, args, in_place)
+            measurement = Measurement.prepare(step, COLLECTIVES[step.op], held.for_step(step), args, in_place)
             result = _measure_and_check(measurement, settings, ctx, corrupt_output)
+            del measurement
             limit.measured(result)
             emit(result)
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "end"))
             index += 1
+    held.release()
 
 
 def _log_stopped(rest: list[Step], why: str) -> None:
@@ -255,13 +280,12 @@ def _check(m: Measurement, settings: BenchSettings, ctx: RankContext, corrupt_ou
     m.call()
     if ctx.device.type == "cuda":
         torch.cuda.synchronize(ctx.device)
-    recv = m.recv
-    expected = m.collective.expected(m.step.counts, m.args, recv.dtype, ctx.device)
+    expected = m.collective.expected(m.step.counts, m.args)
     if expected is None:  # this rank's output is undefined for this op (a non-root of reduce or gather)
         return 0, -1
     if corrupt_output:
-        patterns.corrupt_one_element(recv)
-    return patterns.count_wrong(recv, expected), patterns.first_wrong(recv, expected)
+        patterns.corrupt_one_element(m.recv)
+    return patterns.check(m.recv, expected)
 
 
 def _result(

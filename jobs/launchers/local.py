@@ -30,18 +30,21 @@ VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 
 def check_host_memory(cfg: Config) -> None:
-    """Refuse, before anything starts, a local sweep whose largest size cannot fit in this host's memory."""
-    from collectives.memory import host_available_bytes
+    """Refuse, before anything starts, a local CPU run whose largest size cannot fit in this host's memory:
+    every rank holds the bench its task measures at once (collectives.footprint counts a step)."""
+    from collectives.memory import host_available_bytes, step_needs, what_fits
     from collectives.plan import peak_bytes_per_rank
 
     if cfg.device != "cpu":
         return  # device memory is checked by each rank on its own GPU
-    need, step = peak_bytes_per_rank(cfg.bench, cfg.world_size)
+    bench, key, ranks = cfg.measured_bench(), cfg.largest_size_key(), cfg.world_size
+    need, step = peak_bytes_per_rank(bench, ranks, cfg.backend)
     have = host_available_bytes()
-    if step is not None and need * cfg.world_size > have:
+    if step is not None and need * ranks > have:
         raise ConfigError(
-            f"bench.max_bytes: {step.op} at {step.size} B needs {need * cfg.world_size / 1e9:.2f} GB for "
-            f"{cfg.world_size} ranks but this host has {have / 1e9:.2f} GB available; lower bench.max_bytes"
+            f"{key}: {step_needs(bench, step, need)}, {need * ranks / 1e9:.2f} GB for {ranks} ranks; "
+            f"{what_fits(bench, ranks, have // ranks, key, cfg.backend)} "
+            f"with this host's {have / 1e9:.2f} GB available; lower {key}"
         )
 
 

@@ -183,7 +183,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         os.environ.update(flight_recorder_environment(run, os.environ))
     write_json_atomic(run.rank_env(placement.rank), capture_environment(device.type, device.index or 0))
     have, source = available_bytes(device, placement.local_world_size)
-    check_fits(cfg.measured_bench(), placement.world_size, have, source, cfg.largest_size_key())
+    check_fits(cfg.measured_bench(), placement.world_size, have, source, cfg.largest_size_key(), cfg.backend)
     logger.info(
         f"rank {placement.rank}/{placement.world_size} (local {placement.local_rank}, node {placement.node_rank}) "
         f"on {placement.host}: {cfg.backend} on {device}, rendezvous {placement.init_method}"

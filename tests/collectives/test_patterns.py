@@ -109,3 +109,35 @@ def test_nan_is_wrong() -> None:
     result = expected.values.to(torch.float32)
     result[3] = float("nan")
     assert patterns.count_wrong(result, expected) == 1
+
+
+def test_the_fill_writes_the_same_values_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(patterns, "WORK_CHUNK_ELEMENTS", 100)
+    buffer = torch.empty(1050, dtype=torch.int32)
+    patterns.fill_input(buffer, 2, 7, "sum")
+    assert torch.equal(buffer, patterns.input_values(2, 7, 1050, "sum", CPU).to(torch.int32))
+
+
+def test_the_check_counts_and_places_wrong_elements_across_pieces_and_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(patterns, "WORK_CHUNK_ELEMENTS", 100)
+    gathered = patterns.Copies(((0, 0), (1, 0), (2, 0)), 250)
+    output = patterns.copied(list(gathered.sources), 250, torch.float32, CPU).values.to(torch.float32)
+    assert patterns.check(output, gathered) == (0, -1)
+    output[[260, 130, 749]] += 1  # in the second part's first piece, the first part's second, the last element
+    assert patterns.check(output, gathered) == (3, 130)
+    summed = patterns.Reduction(3, 40, 750, "sum")
+    total = patterns.reduced(3, 40, 750, "sum", torch.bfloat16, CPU).values.to(torch.bfloat16)
+    total[[640, 333]] = float("nan")
+    assert patterns.check(total, summed) == (2, 333)
+
+
+def test_the_check_leaves_a_float64_output_as_it_was() -> None:
+    output = patterns.reduced(2, 0, 300, "sum", torch.float64, CPU).values.clone()
+    before = output.clone()
+    assert patterns.check(output, patterns.Reduction(2, 0, 300, "sum")) == (0, -1)
+    assert torch.equal(output, before)
+
+
+def test_an_output_of_another_length_than_expected_is_an_error() -> None:
+    with pytest.raises(ValueError, match="output of 10 elements checked against 20 expected"):
+        patterns.check(torch.zeros(10), patterns.Copies(((0, 0),), 20))
