@@ -85,7 +85,13 @@ def copied(sources: list[tuple[int, int]], count: int, dtype: torch.dtype, devic
 
 
 def reduced(nranks: int, start: int, count: int, reduce_op: str, dtype: torch.dtype, device: torch.device) -> Expected:
-    """Reduce(T_0..T_{n-1}) over indices [start, start+count)."""
+    """Reduce(T_0..T_{n-1}) over indices [start, start+count), as NCCL computes it.
+
+    Integer avg is NCCL's FuncSumPostDiv (src/device/reduce_kernel.h; src/enqueue.cc maps ncclAvg on
+    [u]int8/32/64 to ncclDevSumPostDiv): the sum wraps around in the dtype, then is divided by the rank
+    count, truncated toward zero for signed types. gloo refuses avg on integers (collectives.dtypes), so
+    NCCL's is the only integer avg there is. Float avg (gloo: sum then divide; NCCL: each input times
+    1/n, then sum) is within the tolerance either way."""
     is_float = dtype.is_floating_point
     acc: torch.Tensor | None = None
     magnitude = torch.zeros(count, dtype=torch.float64, device=device) if is_float else None
@@ -97,9 +103,10 @@ def reduced(nranks: int, start: int, count: int, reduce_op: str, dtype: torch.dt
         del x  # before the next rank's input is computed
     assert acc is not None
     if not is_float:
+        acc = _as_dtype_values(acc, dtype)
         if reduce_op == "avg":
-            acc = torch.div(acc, nranks, rounding_mode="trunc")
-        return Expected(values=_as_dtype_values(acc, dtype), tolerance=0.0)
+            acc = _as_dtype_values(torch.div(acc, nranks, rounding_mode="trunc"), dtype)
+        return Expected(values=acc, tolerance=0.0)
     assert magnitude is not None
     if reduce_op == "avg":
         acc.div_(nranks)

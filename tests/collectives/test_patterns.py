@@ -111,6 +111,30 @@ def test_nan_is_wrong() -> None:
     assert patterns.count_wrong(result, expected) == 1
 
 
+def nccl_avg(total: int, nranks: int, bits: int, signed: bool) -> int:
+    """NCCL's FuncSumPostDiv<T>::divide (src/device/reduce_kernel.h) on the sum's bit pattern: negative when
+    signed with the top bit set; the absolute value divided, the sign put back; then read as the dtype."""
+    mask = (1 << bits) - 1
+    x = total & mask  # the sum wrapped around in the dtype
+    negative = signed and bool(x >> (bits - 1))
+    quotient = ((-x) & mask if negative else x) // nranks
+    result = (-quotient) & mask if negative else quotient
+    return result - (1 << bits) if signed and result >> (bits - 1) else result
+
+
+@pytest.mark.parametrize(("dtype", "bits", "signed"), [(torch.int8, 8, True), (torch.uint8, 8, False)])
+def test_integer_avg_is_the_wrapped_sum_divided_as_nccl_computes_it(
+    dtype: torch.dtype, bits: int, signed: bool
+) -> None:
+    n, count = 64, 4096  # the sums overflow 8 bits
+    sums = sum(patterns.input_values(r, 0, count, "avg", CPU).to(dtype).to(torch.int64) for r in range(n))
+    assert isinstance(sums, torch.Tensor)
+    nccl = torch.tensor([nccl_avg(int(s), n, bits, signed) for s in sums], dtype=dtype)
+    assert patterns.count_wrong(nccl, patterns.reduced(n, 0, count, "avg", dtype, CPU)) == 0
+    unwrapped = torch.div(sums, n, rounding_mode="trunc").to(dtype)  # divided before wrapping: not NCCL's
+    assert patterns.count_wrong(unwrapped, patterns.reduced(n, 0, count, "avg", dtype, CPU)) > 0
+
+
 def test_the_fill_writes_the_same_values_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(patterns, "WORK_CHUNK_ELEMENTS", 100)
     buffer = torch.empty(1050, dtype=torch.int32)
