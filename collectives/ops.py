@@ -20,6 +20,9 @@ import torch.distributed as dist
 from collectives import patterns
 from collectives.dtypes import REDUCE_OPS
 from collectives.layout import BufferCounts
+from collectives.torch_floor import require_torch_floor
+
+require_torch_floor(torch.__version__)  # group_src/group_dst/group_peer below: a clear line, not a TypeError later
 
 _all_gather_flat = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 _reduce_scatter_flat = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor

@@ -167,6 +167,11 @@ def _rail_environment(cfg: Config, placement: Placement) -> dict[str, str]:
 
 def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWriter, heartbeat: Heartbeat) -> int:
     import torch
+
+    from collectives.torch_floor import require_torch_floor
+
+    require_torch_floor(torch.__version__)  # one line naming both versions, before anything needs the newer torch
+
     import torch.distributed as dist
 
     from collectives.device_memory import available_bytes
