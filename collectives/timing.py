@@ -224,9 +224,12 @@ def _time_cuda_events(
 
 
 def _capture(call: Callable[[], object], iters: int, device: torch.device) -> torch.cuda.CUDAGraph:
+    """The `iters` calls captured in one graph, in thread-local mode as nccl-tests captures
+    (src/common.cu, cudaStreamBeginCapture(..., cudaStreamCaptureModeThreadLocal)): NCCL may cudaMalloc
+    while a call is captured (connections made at first use), which global mode forbids to every thread."""
     graph = torch.cuda.CUDAGraph()
     torch.cuda.synchronize(device)
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, capture_error_mode="thread_local"):
         for _ in range(iters):
             call()
     torch.cuda.synchronize(device)
