@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The one prepared check for a lent GPU machine (one GPU: NCCL at world size 1). Not part of the tests or CI.
 #   bash tests/bench/gpu_check.sh      (from the repository root, with a CUDA build of torch installed)
+# One GPU exercises no transport: at world size 1 NCCL copies within the device, so no NVLink, PCIe or
+# network path is measured and no busbw here says anything about a fabric. What it checks is collbench's
+# CUDA path: the timers, CUDA graphs, the check, and the memory each op really takes.
 # Every op from 8 B to 1 GiB three ways: nccl-tests' loop timer (the default), the same with the
 # per-iteration events pass (-I), and CUDA graphs (-G 5); every result must be correct and every time
 # positive, with the timer each mode names. Then the three side by side (ratios to the loop timer), and
@@ -69,4 +72,12 @@ for key, loop in rows.get("loop", {}).items():
 PY
 python tests/bench/bench_vs_bare.py --device cuda --ranks 1 --rounds 7 --iters 20 \
   --sizes 8,1K,4K,64K,1M,16M,256M,1G | tee "$OUT/bare.txt" || failed=1
+# The large-size memory check: ib-h100's own sweep (bfloat16, 8 B to 8G, all_reduce, all_gather,
+# reduce_scatter, check on) op by op at world size 1, torch's peak allocated and reserved beside the guard's
+# estimate (collectives.plan.peak_bytes_per_rank for NCCL); then all_reduce again under CUDA graphs (captured
+# in thread-local mode, as nccl-tests captures), up to the same 8G.
+echo "# memory: ib-h100's sweep at world size 1 (PASS per op: torch reserved no more than the guard, no wrong element)"
+python tests/bench/bench_memory.py --device cuda --config ib-h100 | tee "$OUT/memory.txt" || failed=1
+python tests/bench/bench_memory.py --device cuda --config ib-h100 --ops all_reduce --graph-launches 2 \
+  | tee "$OUT/memory-graph.txt" || failed=1
 if [ "$failed" = 0 ]; then echo "ALL PASS"; else echo "FAILED"; exit 1; fi
