@@ -20,7 +20,7 @@ import argparse
 import os
 from dataclasses import replace
 
-from collectives.layout import LAYOUTS
+from collectives.layout import LAYOUTS, OpName
 from collectives.plan import peak_bytes_per_rank
 from collectives.settings import BenchSettings
 from collectives.sizes import format_size, parse_size
@@ -49,7 +49,7 @@ def main() -> None:
 def on_cpu(args: argparse.Namespace) -> None:
     print(f"# {format_size(args.size)} of {args.dtype} per op, check {'on' if args.check else 'off'}, gloo, CPU")
     print(f"{'op':>15} {'ranks':>5} {'guard MiB':>10} {'measured MiB':>13} {'measured/guard':>15}")
-    for op in (args.ops or ",".join(LAYOUTS)).split(","):
+    for op in _ops(args.ops or ",".join(LAYOUTS)):
         probe = Probe(op, args.size, args.dtype, args.check)
         settings = BenchSettings(ops=[op], sizes=[args.size], dtype=args.dtype, check=args.check)
         guard, _ = peak_bytes_per_rank(settings, probe.ranks, "gloo")
@@ -81,20 +81,28 @@ def on_gpu(args: argparse.Namespace) -> None:
     columns = ("op", "largest", "guard GiB", "allocated GiB", "reserved GiB", "#wrong", "verdict")
     print(" ".join(f"{name:>14}" for name in columns))
     failed = False
-    for op in (args.ops or ",".join(bench.ops)).split(","):
+    for op in _ops(args.ops or ",".join(bench.ops)):
         settings = replace(bench, ops=[op])
         guard, step = peak_bytes_per_rank(settings, 1, "nccl")
         allocated, reserved, wrong, rows = _gpu_peak(settings, ctx)
         ok = reserved <= guard and wrong == 0 and rows > 0
         failed |= not ok
-        figures = (op, format_size(step.size) if step else "-", f"{guard / 2**30:.2f}", f"{allocated / 2**30:.2f}")
-        figures += (f"{reserved / 2**30:.2f}", str(wrong), "PASS" if ok else "FAIL")
+        figures = [op, format_size(step.size) if step else "-", f"{guard / 2**30:.2f}", f"{allocated / 2**30:.2f}"]
+        figures += [f"{reserved / 2**30:.2f}", str(wrong), "PASS" if ok else "FAIL"]
         print(" ".join(f"{figure:>14}" for figure in figures), flush=True)
     free, total = torch.cuda.mem_get_info(device)
     print(f"# device memory in use now (torch's cache emptied between ops; NCCL's own included): "
           f"{(total - free) / 2**30:.2f} of {total / 2**30:.2f} GiB")  # fmt: skip
     dist.destroy_process_group()
     raise SystemExit(1 if failed else 0)
+
+
+def _ops(words: str) -> list[OpName]:
+    ops = words.split(",")
+    unknown = [op for op in ops if op not in LAYOUTS]
+    if unknown:
+        raise SystemExit(f"--ops: {', '.join(unknown)} not one of {', '.join(LAYOUTS)}")
+    return ops  # type: ignore[return-value]
 
 
 def _gpu_peak(settings: BenchSettings, ctx: RankContext) -> tuple[int, int, int, int]:

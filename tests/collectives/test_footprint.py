@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from collectives import footprint
-from collectives.layout import LAYOUTS
+from collectives.layout import LAYOUTS, BufferCounts
 from collectives.memory import NotEnoughMemory, check_fits, largest_fitting_size
 from collectives.plan import peak_bytes_per_rank
 from collectives.settings import BenchSettings
@@ -15,7 +15,7 @@ GIB = 1 << 30
 CHUNK_CHECK = footprint.WORK_CHUNK_ELEMENTS * footprint.CHECK_BYTES_PER_ELEMENT
 
 
-def counts(op: str, size: int, element_size: int = 2, nranks: int = 8) -> footprint.BufferCounts:
+def counts(op: str, size: int, element_size: int = 2, nranks: int = 8) -> BufferCounts:
     return LAYOUTS[op].buffer_counts(size, element_size, nranks)
 
 
