@@ -67,12 +67,19 @@ def resolve_timer(timer: TimerName, device: torch.device) -> Literal["loop", "pe
 
 
 def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> float:
-    """Run the untimed iterations; returns their mean time in seconds (at least one call)."""
+    """Run the untimed iterations (at least one call); returns the mean time in seconds of those after the
+    first: on NCCL (2.22 on) the first call on a communicator makes its connections (NCCL_RUNTIME_CONNECT), which
+    would inflate the estimate a time budget is cut from."""
     start = time.perf_counter()
-    for _ in range(max(1, warmup)):
+    call()
+    _synchronize(device)
+    if warmup <= 1:
+        return time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(warmup - 1):
         call()
     _synchronize(device)
-    return (time.perf_counter() - start) / max(1, warmup)
+    return (time.perf_counter() - start) / (warmup - 1)
 
 
 def agreed_iterations(
