@@ -27,8 +27,8 @@ def test_isolate_and_check_measure_their_op_and_sizes_and_are_checked_for_them(w
     assert bench.sizes == [cfg.isolate.probe_size, *cfg.isolate.sizes], "the probe first: rounds are time-bounded"
     assert cfg.largest_size_key() == key
     check_fits(bench, cfg.world_size, H100_BYTES, "an H100", key)  # isolate's 1G fits an 80 GB GPU
-    with pytest.raises(NotEnoughMemory, match=r"\(an H100\); lower bench.max_bytes$"):
-        check_fits(cfg.bench, cfg.world_size, H100_BYTES, "an H100")  # the 8G sweep it does not run would not
+    with pytest.raises(NotEnoughMemory, match=r"\(a 10 GB GPU\); lower bench.max_bytes$"):
+        check_fits(cfg.bench, cfg.world_size, 10 * 10**9, "a 10 GB GPU")  # the 8G sweep it does not run would not
     need, _ = peak_bytes_per_rank(bench, cfg.world_size)
     with pytest.raises(NotEnoughMemory, match=rf"lower {key}$"):
         check_fits(bench, cfg.world_size, need - 1, "a smaller GPU", key)
