@@ -126,7 +126,7 @@ class Config:
     def largest_size_key(self) -> str:
         """The key that sets the largest size the task measures: what to lower when it does not fit."""
         if self.task != "isolate":
-            return "bench.max_bytes"
+            return "bench.sizes" if self.bench.sizes else "bench.max_bytes"
         return "check.sizes" if self.isolate.mode == "check" else "isolate.sizes"
 
 

@@ -15,6 +15,7 @@ H100_BYTES = 80 * 10**9
 def test_a_sweep_measures_its_bench_section() -> None:
     cfg = load_config("ib-h100")
     assert cfg.measured_bench() is cfg.bench and cfg.largest_size_key() == "bench.max_bytes"
+    assert load_config("ib-h100", ["bench.sizes=[1G]"]).largest_size_key() == "bench.sizes", "the key that was set"
 
 
 @pytest.mark.parametrize(
