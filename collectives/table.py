@@ -60,6 +60,10 @@ TIMER_NOTES = {
 
 CPUTIME_NOTE = "the time columns are the host's enqueue time per call (-C); algbw and busbw are from the full time."
 
+HOST_BOUND_SHARE = 0.9
+"""On the CUDA loop timer, a row whose host enqueue time per call is at least this share of its time per call
+is host-bound: the GPU waited for the host to enqueue the next call (torch's per-call overhead)."""
+
 PAGE_FAULT_NOTE_THRESHOLD = 64.0
 """Minor page faults per timed call above which the backend is taken to allocate inside the loop."""
 
@@ -82,6 +86,7 @@ def _notes(op: str, rows: Sequence[SummaryRow], header: SweepHeader) -> list[str
         shown = "; ".join(_incomplete_cell(row) for row in incomplete[:8])
         more = f"; and {len(incomplete) - 8} more" if len(incomplete) > 8 else ""
         notes.append(f"INCOMPLETE rows, their figures are over the ranks that reported: {shown}{more}.")
+    notes += _host_bound_note(rows)
     faulting = [row for row in rows if row.page_faults_per_iter > PAGE_FAULT_NOTE_THRESHOLD]
     if faulting:
         first = min(faulting, key=lambda row: row.size)
@@ -91,6 +96,25 @@ def _notes(op: str, rows: Sequence[SummaryRow], header: SweepHeader) -> list[str
             f"page faults per call at {worst.size} B): those times include the allocation."
         )
     return notes
+
+
+def _host_bound_note(rows: Sequence[SummaryRow]) -> list[str]:
+    """Small messages on a GPU where the host, not the GPU or the fabric, sets the time: say which, by how much."""
+    bound = [
+        row
+        for row in rows
+        if row.timer == "cuda_loop" and row.time_us > 0 and row.enqueue_us >= HOST_BOUND_SHARE * row.time_us
+    ]
+    if not bound:
+        return []
+    sizes = sorted({row.size for row in bound})
+    worst = max(bound, key=lambda row: row.enqueue_us / row.time_us)
+    where = f"{sizes[0]} B" if len(sizes) == 1 else f"{len(sizes)} sizes from {sizes[0]} B to {sizes[-1]} B"
+    return [
+        f"host-bound at {where}: the host took {worst.enqueue_us:.1f} us of the {worst.time_us:.1f} us per call to "
+        f"enqueue it ({worst.size} B), so the GPU waited for torch's per-call overhead and these times are the "
+        "host's, not the fabric's; graphs mode (bench.cuda_graph_launches > 0) launches the calls without it."
+    ]
 
 
 def _incomplete_cell(row: SummaryRow) -> str:

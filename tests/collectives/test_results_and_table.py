@@ -158,6 +158,24 @@ def test_report_cputime_shows_the_enqueue_time_and_keeps_the_bandwidth_of_the_fu
     assert "# Note: the time columns are the host's enqueue time per call (-C)" in lines
 
 
+def test_small_messages_whose_time_is_the_hosts_enqueue_are_said_to_be_host_bound() -> None:
+    records = []
+    for size, time_us, enqueue_us in ((8, 20.0, 19.5), (4096, 24.0, 22.0), (1 << 20, 80.0, 21.0)):
+        for rank in range(2):
+            one = record(rank, time_us, size=size)
+            one.timer, one.enqueue_us = "cuda_loop", enqueue_us
+            records.append(one)
+    lines = "\n".join(render_op_table("all_gather", summarize(records), HEADER))
+    assert (
+        "# Note: host-bound at 2 sizes from 8 B to 4096 B: the host took 19.5 us of the 20.0 us per call to enqueue "
+        "it (8 B), so the GPU waited" in lines
+    )
+    assert "graphs mode (bench.cuda_graph_launches > 0)" in lines
+    for one in records:
+        one.timer = "host_loop"  # on the CPU the enqueue is the work itself
+    assert "host-bound" not in "\n".join(render_op_table("all_gather", summarize(records), HEADER))
+
+
 def test_a_per_call_cuda_time_and_a_non_default_average_are_noted_under_the_table() -> None:
     records = [record(r, 100.0) for r in range(2)]
     for r in records:
