@@ -4,9 +4,10 @@
     python tests/bench/bench_memory.py --device cuda --config ib-h100 [--graph-launches 5]   (gpu_check.sh)
 
 Not part of the test run. On the CPU (about 10 s per op at 256 MiB on a 2-core machine, and twice the size's
-memory and more at once) each op runs in child processes of its own at the size and at 8 B, over gloo at
-world size 1 (2 for sendrecv, which gloo cannot send to itself); the peak is the max RSS above the 8 B run
-(tests/collectives/memory_probe.py) and the guard is collectives.plan.peak_bytes_per_rank for gloo.
+memory and more at once) each op runs in child processes of its own, at 8 B and then at the size, over gloo
+at world size 1 (2 for sendrecv, which gloo cannot send to itself); the peak is how far the max RSS rose above
+the resident set after the 8 B step (tests/collectives/memory_probe.py); the guard is
+collectives.plan.peak_bytes_per_rank for gloo.
 
 On a GPU the config's bench section (ib-h100: bfloat16 from 8 B to 8G) runs op by op over NCCL at world size
 1 in this process, and each op's peak is torch's own count (torch.cuda.max_memory_allocated and

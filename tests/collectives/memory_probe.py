@@ -1,9 +1,11 @@
 """How much memory one rank's sweep really takes at its peak, measured as the kernel counts it.
 
 tracemalloc does not see torch's allocations, so each measurement is a child process of its own: it sets
-up gloo, runs collectives.sweep.run_sweep over one op at one size and prints its maximum resident set
-(getrusage's ru_maxrss). The same run at 8 B is the baseline (the interpreter, torch, the process group):
-the difference is what the step itself took at its peak, which is what the memory guard estimates.
+up gloo, runs collectives.sweep.run_sweep over one op at 8 B (every code path run, every library page it
+touches mapped), reads its resident set, then runs the op at the size and prints how far its maximum resident
+set (getrusage's ru_maxrss) rose above that: what the step itself took at its peak, which is what the memory
+guard estimates. One process measures both: a baseline taken in another process (an 8 B run beside it) moved
+with how much of torch's libraries each process happened to map, and read a peak 70 MiB low once in CI.
 
     python -m tests.collectives.memory_probe --op all_reduce --size 64M [--dtype float32] [--no-check]
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectives.layout import LAYOUTS
+from collectives.settings import BenchSettings
 from collectives.sizes import parse_size
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,18 +49,10 @@ class Probe:
 
 
 def peak_bytes(probe: Probe, timeout_s: float = 300.0) -> int:
-    """The step's measured peak: the most any rank's max RSS rose above the same run at 8 B (both runs at
-    once: each is its own processes, with its own max RSS)."""
-    with ThreadPoolExecutor(2) as pool:
-        large, baseline = pool.map(lambda size: _max_rss(probe, size, timeout_s), (probe.size, BASELINE_BYTES))
-    return large - baseline
-
-
-def _max_rss(probe: Probe, size: int, timeout_s: float) -> int:
-    """The largest max RSS (bytes) of the run's ranks, each a child started here."""
+    """The step's measured peak: the most any rank's max RSS rose above its own after the same op at 8 B."""
     port = _free_port()
     with ThreadPoolExecutor(probe.ranks) as pool:
-        answers = list(pool.map(lambda rank: _run_rank(probe, size, rank, port, timeout_s), range(probe.ranks)))
+        answers = list(pool.map(lambda rank: _run_rank(probe, probe.size, rank, port, timeout_s), range(probe.ranks)))
     return max(answers)
 
 
@@ -106,28 +101,35 @@ def _main() -> None:
     import torch
     import torch.distributed as dist
 
-    from collectives.settings import BenchSettings
     from collectives.sweep import RankContext, run_sweep
 
     rank, nranks = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=nranks)
-    settings = BenchSettings(
-        ops=[args.op],
-        sizes=[args.size],
-        dtype=args.dtype,
-        reduce_op=args.reduce_op,
-        check=args.check,
-        warmup_iters=1,
-        iters=1,
-    )
     ctx = RankContext(rank=rank, nranks=nranks, local_rank=rank, host="probe", device=torch.device("cpu"))
     wrong: list[int] = []
-    run_sweep(settings, ctx, lambda result: wrong.append(result.wrong))
+    run_sweep(_settings(args, BASELINE_BYTES), ctx, lambda result: wrong.append(result.wrong))
+    before = _resident_bytes()
+    run_sweep(_settings(args, args.size), ctx, lambda result: wrong.append(result.wrong))
     dist.destroy_process_group()
     if any(count > 0 for count in wrong):
         raise SystemExit(f"{args.op} at {args.size} B: {wrong} wrong elements")
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
+
+
+def _settings(args: argparse.Namespace, size: int) -> BenchSettings:
+    return BenchSettings(
+        ops=[args.op], sizes=[size], dtype=args.dtype, reduce_op=args.reduce_op, check=args.check,
+        warmup_iters=1, iters=1,
+    )  # fmt: skip
+
+
+def _resident_bytes() -> int:
+    """The process's resident set now (VmRSS)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 if __name__ == "__main__":
