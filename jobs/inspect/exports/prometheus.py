@@ -255,6 +255,11 @@ def add_run(
             outcome.setup.slowest_s)  # fmt: skip
         add("setup_median_seconds", "The process group's set-up time, median over the ranks.", GROUP, group,
             outcome.setup.median_s)  # fmt: skip
+        if outcome.setup.connect_ranks:
+            add("setup_connect_slowest_seconds", "The first collective's time on its slowest rank (NCCL makes its "
+                "connections there).", GROUP, group, outcome.setup.connect_slowest_s)  # fmt: skip
+            add("setup_connect_median_seconds", "The first collective's time, median over the ranks.", GROUP, group,
+                outcome.setup.connect_median_s)  # fmt: skip
     for row in outcome.rows:
         if row.group:  # collbench isolate's rounds of node groups: its verdict below stands for them
             continue

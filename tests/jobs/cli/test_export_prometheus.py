@@ -264,7 +264,10 @@ def test_the_exports_section_pushes_and_writes_at_the_end_of_a_local_run(pushgat
     assert result.returncode == 0, result.stderr
     assert "exports:" not in result.stderr
     run_id = result.run_dir().name
-    assert f'run_id="{run_id}"' in textfile.read_text()
+    written = _samples(textfile.read_text())
+    assert f'run_id="{run_id}"' in written["collbench_run_info"][0]
+    connect = float(written["collbench_setup_connect_slowest_seconds"][0].rsplit(" ", 1)[1])
+    assert 0 < connect < 60, "every rank timed its first collective"
     with urllib.request.urlopen(f"{pushgateway}/api/v1/metrics", timeout=10) as answer:
         pushed = json.loads(answer.read())["data"]
     assert any(
