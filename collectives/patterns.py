@@ -199,14 +199,6 @@ def count_wrong(actual: torch.Tensor, expected: Expected) -> int:
     return int(_wrong_mask(actual, expected).sum().item())
 
 
-def first_wrong(actual: torch.Tensor, expected: Expected) -> int:
-    """Index of the first element outside tolerance, or -1."""
-    mask = _wrong_mask(actual, expected)
-    if not bool(mask.any()):
-        return -1
-    return int(mask.to(torch.uint8).argmax().item())
-
-
 def check(actual: torch.Tensor, expectation: Expectation) -> tuple[int, int]:
     """(wrong elements, index of the first, -1 if none) of `actual` against `expectation`, piece by piece."""
     if actual.numel() != expectation.length:

@@ -68,8 +68,8 @@ def resolve_timer(timer: TimerName, device: torch.device) -> Literal["loop", "pe
 
 def warm_up(call: Callable[[], object], warmup: int, device: torch.device) -> float:
     """Run the untimed iterations (at least one call); returns the mean time in seconds of those after the
-    first: on NCCL (2.22 on) the first call on a communicator makes its connections (NCCL_RUNTIME_CONNECT), which
-    would inflate the estimate a time budget is cut from."""
+    first, or the first's alone where there is no other: on NCCL (2.22 on) the first call on a communicator
+    makes its connections (NCCL_RUNTIME_CONNECT), which would inflate the estimate a time budget is cut from."""
     start = time.perf_counter()
     call()
     _synchronize(device)

@@ -164,6 +164,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
         time_budget_ms=float(round(limits.measure_ms)),
         warmup_iters=timing.warmup_iters,
         min_iters=timing.min_iters,
+        max_iters=max(base.bench.max_iters, timing.min_iters),  # check.tolerance sets the floor, not the config
     )
     timeouts = replace(
         base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)

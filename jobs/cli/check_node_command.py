@@ -53,6 +53,7 @@ def node_config(name: str | None, words: list[str]) -> Config:
         max_bytes=max(sizes),
         warmup_iters=timing.warmup_iters,
         min_iters=timing.min_iters,
+        max_iters=max(cfg.bench.max_iters, timing.min_iters),  # check.tolerance sets the floor, not the config
         time_budget_ms=float(round(min(500.0, settings.local_budget_s * 100 / len(sizes)))),
     )
     timeouts = replace(cfg.timeouts, collective_s=max(1.0, settings.local_budget_s * COLLECTIVE_SHARE))

@@ -32,6 +32,7 @@ def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool) -> None:
     from jobs.inspect.check_verdict import assess_check
     from jobs.inspect.isolate_verdict import assess_isolate
 
-    wrote = record_isolate(run, assess_isolate(run, outcome), job_over=job_over)
+    iso = assess_isolate(run, outcome)
+    wrote = record_isolate(run, iso, job_over=job_over)
     if wrote and outcome.config.isolate.mode == "check":
-        write_check_files(assess_check(run, outcome), run.check_dir)
+        write_check_files(assess_check(run, outcome, iso), run.check_dir)

@@ -139,7 +139,11 @@ def _join_round(
     if plan.split:
         process_group = dist.split_group(split_ranks=[list(ranks) for ranks in plan.split], timeout=timeout)
         mine = [(group, rail, ranks) for group, rail, ranks in groups if rank in ranks]
-        return (*mine[0], process_group) if mine and process_group is not None else None
+        if not mine:
+            return None
+        if process_group is None:
+            raise RuntimeError(f"split_group gave rank {rank} no group, though it is a member of {mine[0][2]}")
+        return (*mine[0], process_group)
     planned = {tuple(ranks): (group, rail, ranks) for group, rail, ranks in groups}
     member = None
     for key, members_alone in plan.created:

@@ -114,10 +114,10 @@ def test_the_warm_up_estimate_leaves_out_the_first_call_that_makes_the_connectio
     calls: list[float] = []
 
     def first_slow() -> None:
-        time.sleep(0.2 if not calls else 0.0)
+        time.sleep(0.5 if not calls else 0.0)
         calls.append(time.perf_counter())
 
     cpu = torch.device("cpu")
-    assert warm_up(first_slow, 4, cpu) < 0.05 and len(calls) == 4
+    assert warm_up(first_slow, 4, cpu) < 0.25 and len(calls) == 4, "three calls of nothing: no quarter second"
     calls.clear()
-    assert warm_up(first_slow, 1, cpu) >= 0.2 and len(calls) == 1
+    assert warm_up(first_slow, 1, cpu) >= 0.5 and len(calls) == 1
