@@ -2,10 +2,11 @@
 
 tracemalloc does not see torch's allocations, so each measurement is a child process of its own: it sets
 up gloo, runs collectives.sweep.run_sweep over one op at 8 B (every code path run, every library page it
-touches mapped), reads its resident set, then runs the op at the size and prints how far its maximum resident
-set (getrusage's ru_maxrss) rose above that: what the step itself took at its peak, which is what the memory
-guard estimates. One process measures both: a baseline taken in another process (an 8 B run beside it) moved
-with how much of torch's libraries each process happened to map, and read a peak 70 MiB low once in CI.
+touches mapped), resets its peak resident set (/proc/self/clear_refs) and reads its resident set, then runs
+the op at the size and prints how far the peak (VmHWM) rose above that: what the step itself took at its
+peak, which is what the memory guard estimates. One process measures both: a baseline taken in another
+process (an 8 B run beside it) moved with how much of torch's libraries each process happened to map, and
+read a peak 70 MiB low once in CI.
 
     python -m tests.collectives.memory_probe --op all_reduce --size 64M [--dtype float32] [--no-check]
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +24,7 @@ from pathlib import Path
 from collectives.layout import LAYOUTS
 from collectives.settings import BenchSettings
 from collectives.sizes import parse_size
+from jobs.launchers.local import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE_BYTES = 8
@@ -50,7 +51,7 @@ class Probe:
 
 def peak_bytes(probe: Probe, timeout_s: float = 300.0) -> int:
     """The step's measured peak: the most any rank's max RSS rose above its own after the same op at 8 B."""
-    port = _free_port()
+    port = free_port()
     with ThreadPoolExecutor(probe.ranks) as pool:
         answers = list(pool.map(lambda rank: _run_rank(probe, probe.size, rank, port, timeout_s), range(probe.ranks)))
     return max(answers)
@@ -80,15 +81,6 @@ def _run_rank(probe: Probe, size: int, rank: int, port: int, timeout_s: float) -
     return int(done.stdout.split()[-1])
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--op", required=True)
@@ -109,12 +101,13 @@ def _main() -> None:
     ctx = RankContext(rank=rank, nranks=nranks, local_rank=rank, host="probe", device=torch.device("cpu"))
     wrong: list[int] = []
     run_sweep(_settings(args, BASELINE_BYTES), ctx, lambda result: wrong.append(result.wrong))
-    before = _resident_bytes()
+    Path("/proc/self/clear_refs").write_text("5")  # the peak (VmHWM) starts again from the resident set now
+    before = _status_bytes("VmRSS")
     run_sweep(_settings(args, args.size), ctx, lambda result: wrong.append(result.wrong))
     dist.destroy_process_group()
     if any(count > 0 for count in wrong):
         raise SystemExit(f"{args.op} at {args.size} B: {wrong} wrong elements")
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
+    print(_status_bytes("VmHWM") - before)
 
 
 def _settings(args: argparse.Namespace, size: int) -> BenchSettings:
@@ -124,12 +117,12 @@ def _settings(args: argparse.Namespace, size: int) -> BenchSettings:
     )  # fmt: skip
 
 
-def _resident_bytes() -> int:
-    """The process's resident set now (VmRSS)."""
+def _status_bytes(field: str) -> int:
+    """A size /proc/self/status gives: VmRSS (resident now), VmHWM (the peak since clear_refs)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 if __name__ == "__main__":
