@@ -5,8 +5,8 @@ up gloo, runs collectives.sweep.run_sweep over one op at 8 B (every code path ru
 touches mapped), resets its peak resident set (/proc/self/clear_refs) and reads its resident set, then runs
 the op at the size and prints how far the peak (VmHWM) rose above that: what the step itself took at its
 peak, which is what the memory guard estimates. One process measures both: a baseline taken in another
-process (an 8 B run beside it) moved with how much of torch's libraries each process happened to map, and
-read a peak 70 MiB low once in CI.
+process (an 8 B run beside it) could move with whatever that process mapped, and read a peak 70 MiB low
+once in CI (304 MiB here in every one of 40 runs).
 
     python -m tests.collectives.memory_probe --op all_reduce --size 64M [--dtype float32] [--no-check]
 """
