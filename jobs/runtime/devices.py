@@ -50,7 +50,7 @@ def device_for(
             f"{_where(host, local_rank, local_world_size)} sees no GPU ({_visible(cuda_visible_devices)}); "
             "device=cuda needs one per rank: ask Slurm for GPUs (slurm.gpus_per_node) or run with device=cpu"
         )
-    if visible_count == 1:
+    if visible_count == 1 and (local_world_size == 1 or len(entries) == 1):
         return RankDevice(0, entries[0] if entries else "")
     if visible_count < local_world_size:
         raise DeviceUnavailable(

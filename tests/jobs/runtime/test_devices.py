@@ -15,6 +15,15 @@ def test_a_task_slurm_bound_to_one_gpu_takes_cuda_0_whatever_its_local_rank() ->
     assert (mine.index, mine.visible_as) == (0, "5")
 
 
+def test_one_gpu_seen_by_several_ranks_that_were_not_each_bound_to_one_is_refused() -> None:
+    """Two local ranks on a one-GPU machine (submitit's list '0,1', one device) would share it."""
+    with pytest.raises(DeviceUnavailable, match=r"sees 1 GPUs \(CUDA_VISIBLE_DEVICES='0,1'\), fewer than the 2 ranks"):
+        device_for(local_rank=1, local_world_size=2, visible_count=1, cuda_visible_devices="0,1", host="n1")
+    with pytest.raises(DeviceUnavailable, match=r"CUDA_VISIBLE_DEVICES unset\), fewer than the 2 ranks"):
+        device_for(local_rank=0, local_world_size=2, visible_count=1, cuda_visible_devices=None)
+    assert device_for(0, 1, 1, None).index == 0, "one rank alone takes the one GPU"
+
+
 def test_the_entry_of_an_inherited_list_is_named_uuids_included() -> None:
     mine = device_for(1, 2, 2, "GPU-aaaa, MIG-bbbb")
     assert (mine.index, mine.visible_as) == (1, "MIG-bbbb")
