@@ -31,7 +31,7 @@ from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchV
 from jobs.rundir.records.rank import RankState, RankStatus
 from jobs.rundir.records.run import LauncherName, RunMeta, Task
 from jobs.rundir.records.summary import SUMMARY, Summary
-from slurm.hostlist import BadHostlist, expand_hostlist, readable_hostlist
+from slurm.hostlist import BadHostlist, can_be_listed, collect_hostlist, expand_hostlist
 
 Row = dict[str, Any]
 
@@ -127,7 +127,7 @@ def _identity(
         "cluster": cluster_of(cfg, env),
         "config": config_fingerprint(cfg),
         "nodes": meta.nodes,
-        "hostlist": readable_hostlist(hosts) if hosts else "",
+        "hostlist": _listed(hosts),
         "world_size": meta.world_size,
         **_platform(meta, cfg, env),
         "collbench_version": _version(),
@@ -340,8 +340,14 @@ def _nic(verdict: IsolateVerdict, rail: int) -> str:
     return verdict.nics[rail] if 0 <= rail < len(verdict.nics) else ""
 
 
+def _listed(hosts: list[str]) -> str:
+    """The hosts as a hostlist the history's readers expand (history node, switch): a name no hostlist can
+    hold is left out (no Slurm node is named so) instead of making the whole column unreadable."""
+    return collect_hostlist(host for host in hosts if can_be_listed(host))
+
+
 def _switch(fault: SwitchVerdict) -> Row:
-    sides = [readable_hostlist(side) if side else "" for side in fault.sides] + ["", ""]
+    sides = [_listed(side) for side in fault.sides] + ["", ""]
     ends = [*fault.switches, "", ""]
     return {
         "switches": switches_name(fault.switches), "switch_a": ends[0], "switch_b": ends[1], "rail": _rail(fault.rail),
