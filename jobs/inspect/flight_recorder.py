@@ -9,7 +9,10 @@ trace buffer and signals the others through the store to dump theirs, each to TO
 pg_status, entries [{pg_id, process_group: (name, desc), collective_seq_id, profiling_name, state, ...}].
 
 The missing rank is the member of a group whose last collective is behind the other members': they
-entered collective N of the group and waited; it never did (a rank without a dump at all is named too).
+entered collective N of the group and are still in it (its entry not completed); it never did. A member with
+a dump but no entry of the group has not entered it. A group whose members ahead completed their last
+collective is not waiting on anyone: its members' ring buffers (TORCH_NCCL_TRACE_BUFFER_SIZE entries) may
+simply have kept different stretches of its past.
 A dump is pickle, so it is read by an unpickler that builds plain values only and refuses every class or
 function a pickle may name: a run directory is not trusted code.
 """
@@ -49,6 +52,8 @@ class RankTrace:
     """Group name -> the last collective sequence number this rank entered in it."""
     names: dict[tuple[str, int], str]
     """(group name, sequence number) -> the collective's name ('nccl:all_reduce')."""
+    states: dict[tuple[str, int], str]
+    """(group name, sequence number) -> its state in this rank's buffer: scheduled, started, completed."""
     members: dict[str, list[int]]
     """Group name -> its global ranks, as this rank's dump lists them."""
     descs: dict[str, str]
@@ -77,19 +82,21 @@ def read_traces(run: RunDir) -> dict[int, RankTrace]:
 def rank_trace(rank: int, dump: dict[str, Any]) -> RankTrace:
     last: dict[str, int] = {}
     names: dict[tuple[str, int], str] = {}
+    states: dict[tuple[str, int], str] = {}
     for entry in dump.get("entries") or []:
         if not isinstance(entry, dict) or entry.get("is_p2p"):
             continue
         group, seq = _group_name(entry), int(entry.get("collective_seq_id") or 0)
         last[group] = max(last.get(group, 0), seq)
         names[(group, seq)] = str(entry.get("profiling_name", ""))
+        states[(group, seq)] = str(entry.get("state", ""))
     members: dict[str, list[int]] = {}
     descs: dict[str, str] = {}
     for name, config in (dump.get("pg_config") or {}).items():
         if isinstance(config, dict):
             members[str(name)] = _ranks(config.get("ranks", ""))
             descs[str(name)] = str(config.get("desc", ""))
-    return RankTrace(rank, last, names, members, descs)
+    return RankTrace(rank, last, names, states, members, descs)
 
 
 def _group_name(entry: dict[str, Any]) -> str:
@@ -121,8 +128,8 @@ class Lagging:
 
 
 def lagging_groups(traces: dict[int, RankTrace], world_size: int) -> list[Lagging]:
-    """Every group whose members' dumps are not at the same collective, by group name; none where the dumps
-    agree (or there are none)."""
+    """Every group whose members ahead wait in a collective that others never entered, by group name; none
+    where the dumps agree, where nobody waits (or there are no dumps)."""
     groups = {
         name: (trace.members[name], trace.descs.get(name, "")) for trace in traces.values() for name in trace.members
     }
@@ -135,6 +142,8 @@ def lagging_groups(traces: dict[int, RankTrace], world_size: int) -> list[Laggin
         if not behind:
             continue
         ahead = sorted(rank for rank, seq in seqs.items() if seq == top)
+        if all(traces[rank].states.get((name, top)) == "completed" for rank in ahead):
+            continue  # nobody waits in it: the buffers kept different stretches of a finished group's past
         what = next((traces[rank].names[(name, top)] for rank in ahead if (name, top) in traces[rank].names), "")
         found.append(Lagging(name, desc, top, what, behind, ahead))
     return found

@@ -58,6 +58,18 @@ def test_dumps_that_agree_name_nobody(tmp_path: Path) -> None:
     assert lagging_groups(read_traces(run), world_size=2) == []
 
 
+def test_a_finished_group_whose_buffers_kept_different_stretches_names_nobody(tmp_path: Path) -> None:
+    """Ring buffers of 2,000 entries: a rank that ran more collectives since has dropped a group's later ones;
+    the group's members ahead completed theirs, so nobody waits and nobody is behind."""
+    run = RunDir(tmp_path)
+    run.logs_dir.mkdir(parents=True)
+    for rank, last in {0: 12, 1: 9}.items():
+        finished = dump(last, world=2)
+        finished["entries"] = [entry(seq, "completed") for seq in range(1, last + 1)]
+        (run.logs_dir / f"{TRACE_PREFIX}{rank}").write_bytes(pickle.dumps(finished))
+    assert lagging_groups(read_traces(run), world_size=2) == []
+
+
 def test_a_pickle_that_names_a_class_or_function_is_refused_not_run(tmp_path: Path) -> None:
     class Boom:
         def __reduce__(self) -> tuple[Any, tuple[str]]:
