@@ -65,6 +65,7 @@ def _write_page(path: Path, drawn: list[Series], args: argparse.Namespace) -> No
             median=one.baseline.median if one.baseline else None,
             mad=one.baseline.mad if one.baseline else None,
             baseline_runs=len(one.baseline.runs) if one.baseline else 0,
+            higher_is_better=args.figure != "time_us",
         )
         for one in drawn
     ]

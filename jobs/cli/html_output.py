@@ -128,7 +128,7 @@ def history_place(held: HeldRun) -> HistoryPlace:
     rows = [
         PlaceRow(
             op=row.op, size=row.size, busbw=row.busbw, runs=row.runs, verdict=row.verdict, median=row.median,
-            mad=row.mad, rank=row.rank, percentile=row.percentile,
+            mad=row.mad, allowed=row.allowed, rank=row.rank, percentile=row.percentile,
             drop=row.drop_words() if row.median is not None else "",
         )
         for row in judgement.rows

@@ -18,6 +18,8 @@ class PlaceRow:
     verdict: str
     median: float | None = None
     mad: float | None = None
+    allowed: float | None = None
+    """The largest drop still called ok, as the history judges it: max(tolerance x median, 3 MAD)."""
     rank: int | None = None
     """1: the best of those runs."""
     percentile: float | None = None
@@ -57,10 +59,15 @@ class TrendLine:
     mad: float | None = None
     """The baseline over the set's last healthy runs; None with too little history."""
     baseline_runs: int = 0
+    higher_is_better: bool = True
+    """busbw and algbw; False for time_us, where the bad side of the band is above it."""
 
-    def below_band(self) -> list[TrendPoint]:
-        """The runs below the baseline's band (median - 3 MAD)."""
-        return [point for point in self.points if self.against_band(point) == "below the band"]
+    def worse_than_band(self) -> list[TrendPoint]:
+        """The runs beyond the baseline's band (median -/+ 3 MAD) on its bad side."""
+        return [point for point in self.points if self.is_worse(point)]
+
+    def is_worse(self, point: TrendPoint) -> bool:
+        return self.against_band(point) == ("below the band" if self.higher_is_better else "above the band")
 
     def against_band(self, point: TrendPoint) -> str:
         """'below the band', 'above the band', or '' within it (or with no baseline)."""

@@ -30,9 +30,10 @@ def render_trend_page(lines: list[TrendLine], what: str, figure: str, command: s
     runs a baseline is taken over."""
     runs = sum(len(line.points) for line in lines)
     below = [
-        f"{line.label}: {point.run_id} below the band ({figure} {point.value:.4g} < median - 3 MAD)"
+        f"{line.label}: {point.run_id} {line.against_band(point)} ({figure} {point.value:.4g} "
+        f"{'< median - 3 MAD' if line.higher_is_better else '> median + 3 MAD'})"
         for line in lines
-        for point in line.below_band()
+        for point in line.worse_than_band()
     ]
     headline = f"{runs} run(s) in {len(lines)} comparable set(s)" if lines else "no run matches"
     page = TrendPage(

@@ -67,6 +67,19 @@ def test_a_trend_page_draws_each_set_with_its_band_and_flags_a_run_below_it() ->
     assert page.tags("svg")
 
 
+def test_a_time_trend_flags_the_slower_run_above_its_band_and_not_a_faster_one() -> None:
+    """time_us: lower is better, so the bad side of the band is above it."""
+    now = time.time()
+    points = [TrendPoint(f"r{i}", now - 3600 * (9 - i), 100.0 + (i % 2), "passed") for i in range(8)]
+    points += [TrendPoint("fast", now - 60, 20.0, "passed"), TrendPoint("slow", now, 400.0, "passed")]
+    line = TrendLine("cluster c1", points, 100.5, 0.5, 8, higher_is_better=False)
+    page = Parsed(render_trend_page([line], "all_reduce 1024 B", "time_us", "collbench history trend", 3))
+    assert "slow above the band (time_us 400 > median + 3 MAD)" in page.by_id("verdict").text
+    assert "fast" not in page.by_id("verdict").text
+    [table] = page.with_class("trend")
+    assert [row.attrs.get("class") for row in rows_of(table)][-2:] == [None, "bad"]
+
+
 def test_a_1024_node_matrix_is_one_small_image_that_still_shows_the_named_node() -> None:
     n = 1024
     cells: dict[tuple[int, ...], float] = {
