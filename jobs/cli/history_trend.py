@@ -25,6 +25,7 @@ from jobs.cli.html_output import html_target, write_html
 if TYPE_CHECKING:
     from jobs.history.database import History
     from jobs.history.queries import Baseline, Series
+    from jobs.inspect.html.plain import TrendLine
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
@@ -46,7 +47,11 @@ def cmd_trend(args: argparse.Namespace) -> int:
     elif drawn:
         print("\n\n".join("\n".join(_series_lines(one, args.figure)) for one in drawn))
     if plt is not None and drawn:
-        _plot(plt, drawn, args, Path(args.plot))
+        from jobs.inspect.plot import plot_trend
+
+        title = f"{args.op} {args.size} B: {args.figure} (bands: median ± 3 MAD)"
+        plot_trend(_trend_lines(drawn, args), Path(args.plot), title, args.figure)
+        print(f"collbench: plot written to {args.plot}", file=sys.stderr)
     if html is not None:
         _write_page(html, drawn, args)
     return 0
@@ -55,10 +60,18 @@ def cmd_trend(args: argparse.Namespace) -> int:
 def _write_page(path: Path, drawn: list[Series], args: argparse.Namespace) -> None:
     """The trend as a page: each comparable set's runs and baseline handed over as plain data."""
     from jobs.history.against import MIN_BASELINE_RUNS
-    from jobs.inspect.html.plain import TrendLine, TrendPoint
     from jobs.inspect.html.trend_page import render_trend_page
 
-    lines = [
+    what = f"{args.op} {args.size} B"
+    command = f"collbench history trend --size {args.size} --figure {args.figure} {filter_words(args)}".rstrip()
+    write_html(path, render_trend_page(_trend_lines(drawn, args), what, args.figure, command, MIN_BASELINE_RUNS))
+
+
+def _trend_lines(drawn: list[Series], args: argparse.Namespace) -> list[TrendLine]:
+    """Each comparable set's runs and baseline as the plot and the page draw them."""
+    from jobs.inspect.html.plain import TrendLine, TrendPoint
+
+    return [
         TrendLine(
             label=one.key.words(),
             points=[TrendPoint(p.run_id, p.started, p.value, p.outcome, p.excluded) for p in one.points],
@@ -69,9 +82,6 @@ def _write_page(path: Path, drawn: list[Series], args: argparse.Namespace) -> No
         )
         for one in drawn
     ]
-    what = f"{args.op} {args.size} B"
-    command = f"collbench history trend --size {args.size} --figure {args.figure} {filter_words(args)}".rstrip()
-    write_html(path, render_trend_page(lines, what, args.figure, command, MIN_BASELINE_RUNS))
 
 
 def _say_no_trend(history: History, args: argparse.Namespace) -> None:
@@ -142,24 +152,3 @@ def _pyplot() -> Any:
     from jobs.inspect.plot import pyplot
 
     return pyplot()
-
-
-def _plot(plt: Any, drawn: list[Series], args: argparse.Namespace, path: Path) -> None:
-    """One line per comparable set, each with its own baseline band (median ± 3 MAD) over its own span."""
-    from datetime import datetime
-
-    figure, axes = plt.subplots(figsize=(9, 4))
-    for one in drawn:
-        when = [datetime.fromtimestamp(p.started) for p in one.points]
-        (line,) = axes.plot(when, [p.value for p in one.points], marker="o", label=one.key.words())
-        base = one.baseline
-        if base is not None:
-            low, high = base.median - 3 * base.mad, base.median + 3 * base.mad
-            axes.fill_between([when[0], when[-1]], low, high, alpha=0.2, color=line.get_color())
-            axes.hlines(base.median, when[0], when[-1], linestyles="--", colors=line.get_color())
-    axes.legend(fontsize="small")
-    axes.set_title(f"{args.op} {args.size} B: {args.figure} (bands: median ± 3 MAD)")
-    axes.tick_params(axis="x", labelrotation=45)
-    figure.tight_layout()
-    figure.savefig(path)
-    print(f"collbench: plot written to {path}", file=sys.stderr)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectives.results import SummaryRow, headline_rows
 from jobs.config.schema import ConfigError
+
+if TYPE_CHECKING:
+    from jobs.inspect.html.plain import TrendLine
 
 
 def pyplot(option: str = "--plot") -> Any:
@@ -62,4 +66,34 @@ def plot_scaling(per_nodes: dict[int, dict[tuple[str, int], SummaryRow]], path: 
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def draw_trend(axis: Any, lines: Sequence[TrendLine], label: Callable[[str], str] = str) -> None:
+    """A figure over time, one line per comparable set, each with its baseline band (median +- 3 MAD) over its
+    own span: `history trend --plot` and the trend's page draw it so."""
+    from datetime import datetime
+
+    for line in lines:
+        when = [datetime.fromtimestamp(point.started) for point in line.points]
+        (drawn,) = axis.plot(
+            when, [point.value for point in line.points], marker="o", markersize=3, label=label(line.label)
+        )
+        if line.median is not None and line.mad is not None:
+            low, high = line.median - 3 * line.mad, line.median + 3 * line.mad
+            axis.fill_between([when[0], when[-1]], low, high, alpha=0.2, color=drawn.get_color())
+            axis.hlines(line.median, when[0], when[-1], linestyles="--", colors=drawn.get_color())
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize="small")
+    axis.tick_params(axis="x", labelrotation=30)
+
+
+def plot_trend(lines: Sequence[TrendLine], path: Path, title: str, figure_name: str) -> None:
+    plt = pyplot()
+    figure, axis = plt.subplots(figsize=(9, 4))
+    draw_trend(axis, lines)
+    axis.set_ylabel(figure_name)
+    axis.set_title(title)
+    figure.tight_layout()
+    figure.savefig(path)
     plt.close(figure)

@@ -46,26 +46,15 @@ def busbw_plot(panels: Mapping[str, Mapping[str, Points]], title: str) -> Markup
 
 
 def trend_plot(lines: Sequence[TrendLine], title: str, figure_name: str) -> Markup | None:
-    """The figure over time, one line per comparable set, each with its band (median +- 3 MAD)."""
-    from datetime import datetime
+    """The figure over time, one line per comparable set, each with its band (jobs.inspect.plot.draw_trend)."""
+    from jobs.inspect.plot import draw_trend
 
     if not any(line.points for line in lines):
         return None
     fig, axes = figure(9.0, 3.8)
     axis = axes[0][0]
-    for line in lines:
-        when = [datetime.fromtimestamp(point.started) for point in line.points]
-        (drawn,) = axis.plot(
-            when, [point.value for point in line.points], marker="o", markersize=3, label=plain(line.label)
-        )
-        if line.median is not None and line.mad is not None:
-            low, high = line.median - 3 * line.mad, line.median + 3 * line.mad
-            axis.fill_between([when[0], when[-1]], low, high, alpha=0.2, color=drawn.get_color())
-            axis.hlines(line.median, when[0], when[-1], linestyles="--", colors=drawn.get_color())
+    draw_trend(axis, lines, plain)
     axis.set_ylabel(figure_name)
-    axis.grid(True, alpha=0.3)
-    axis.legend(fontsize="small")
-    axis.tick_params(axis="x", labelrotation=30)
     fig.suptitle(plain(title))
     fig.tight_layout()
     return to_svg(fig)
