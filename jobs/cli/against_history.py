@@ -33,11 +33,6 @@ def add_against_history(command: argparse.ArgumentParser, tolerance: bool = True
                          help="--against-history: the history's URL (default: the run's history.url)")  # fmt: skip
 
 
-def against_history(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> int:
-    """Hold the run's rows against its history and say so; 1 on a regression."""
-    return hold_and_say(run, outcome, tolerance, history_url, fmt).judgement.exit_code
-
-
 def hold_and_say(run: RunDir, outcome: RunOutcome, tolerance: Tolerance, history_url: str | None, fmt: str) -> HeldRun:
     """The run held against its history, said: the table (table format) on stdout, each regression, the runs
     judged against and a history too thin to judge on stderr."""

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jobs.cli.exit_codes import EXIT_OK
 from jobs.config.model import ConfigError
 
 if TYPE_CHECKING:
@@ -105,18 +104,6 @@ def write_run_html(
         history_asked=history_asked,
     )  # fmt: skip
     write_html(target, page)
-
-
-def held_for_page(run: RunDir, outcome: RunOutcome, args: argparse.Namespace) -> tuple[int, HistoryPlace | None]:
-    """With --against-history: the run held against its history and said as the terminal says it
-    (jobs.cli.against_history), and its place for the page; (0, None) without it."""
-    if not getattr(args, "against_history", False):
-        return EXIT_OK, None
-    from jobs.cli.against_history import hold_and_say
-    from jobs.inspect.compare import Tolerance
-
-    held = hold_and_say(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)
-    return held.judgement.exit_code, history_place(held)
 
 
 def history_place(held: HeldRun) -> HistoryPlace:

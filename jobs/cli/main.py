@@ -10,15 +10,15 @@ from pathlib import Path
 
 from collectives.results import ResultFormatError
 from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
-from jobs.cli.html_output import add_html_option, held_for_page, html_target, write_run_html
+from jobs.cli.html_output import add_html_option, history_place, html_target, write_run_html
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
     add_output_args,
     add_wait_args,
     assess_isolate_run,
     check_tolerance,
-    held_against_history,
     held_to_history,
+    hold_if_asked,
     print_outcome,
     thresholds,
     wait_and_render,
@@ -272,11 +272,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     code = print_outcome(outcome, run, args.format, iso)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
-    if html is None:
-        code = max(code, held_against_history(outcome, run, args))
-    else:
-        held, place = held_for_page(run, outcome, args)
-        code = max(code, held)
+    held = hold_if_asked(outcome, run, args)
+    code = max(code, held.judgement.exit_code if held is not None else EXIT_OK)
+    if html is not None:
+        place = history_place(held) if held is not None else None
         write_run_html(html, run, outcome, code, isolate=iso, history=place, history_asked=args.against_history)
     if args.plot:
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)

@@ -19,6 +19,7 @@ from jobs.rundir.records.slurm import JobFacts
 from slurm.states import JobState
 
 if TYPE_CHECKING:
+    from jobs.history.held import HeldRun
     from jobs.inspect.isolate_verdict import IsolateOutcome
 
 Render = Callable[[RunOutcome, RunDir, str], int]
@@ -92,13 +93,20 @@ def check_tolerance(args: argparse.Namespace) -> None:
 
 
 def held_against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:
-    """With --against-history: the run held against its history (reads it; writes nothing into the run)."""
+    """With --against-history: the run held against its history and said; 1 on a regression."""
+    held = hold_if_asked(outcome, run, args)
+    return held.judgement.exit_code if held is not None else EXIT_OK
+
+
+def hold_if_asked(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> HeldRun | None:
+    """With --against-history: the run held against its history (reads it; writes nothing into the run) and
+    said as the terminal says it; None without it."""
     if not getattr(args, "against_history", False):
-        return EXIT_OK
-    from jobs.cli.against_history import against_history
+        return None
+    from jobs.cli.against_history import hold_and_say
     from jobs.inspect.compare import Tolerance
 
-    return against_history(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)
+    return hold_and_say(run, outcome, Tolerance.parse(args.tolerance, []), args.history_url, args.format)
 
 
 def wait_and_render(
