@@ -117,6 +117,18 @@ def _host_bound_note(rows: Sequence[SummaryRow]) -> list[str]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class TableLine:
+    size: int
+    count: int
+    type_name: str
+    """nccl-tests' name of the dtype (float, bfloat16, ...)."""
+    redop: str
+    root: int
+    placed: dict[bool, SummaryRow]
+    """in_place -> its row; a placement not measured is missing."""
+
+
 def _incomplete_cell(row: SummaryRow) -> str:
     missing = f" (missing rank(s) {', '.join(map(str, row.missing_ranks[:16]))})" if row.missing_ranks else ""
     return f"{row.size} B {placement_name(row.in_place)} {row.ranks_reporting}/{row.nranks} ranks{missing}"
@@ -161,13 +173,7 @@ def render_op_table(
     places: Sequence[RankPlace] = (),
 ) -> list[str]:
     """Lines of one op's table: parameters, devices, column headers, one line per size, totals, notes."""
-    lines = [
-        f"# collbench {op}: {rows[0].nranks if rows else len(places)} ranks, backend {header.backend}",
-        f"# minBytes {header.min_bytes} maxBytes {header.max_bytes} step: {header.step_factor:g}(factor) "
-        f"warmup iters: {header.warmup_iters} iters: {header.iters} validation: {int(header.check)} "
-        f"graph: {header.graph_launches}",
-        "#",
-    ]
+    lines = [f"# {line}" for line in caption_lines(op, rows, header, len(places))] + ["#"]
     if places:
         lines.append("# Using devices")
         lines += [f"#  Rank {p.rank:2d} Group  0 Pid {p.pid:6d} on {p.host:>10s} device {p.device}" for p in places]
@@ -194,28 +200,50 @@ def render_op_table(
         % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""),
     ]
     lines += _data_lines(rows, header.report_cputime)
-    lines += _totals(rows)
+    lines += [f"# {line}" for line in _totals(rows)] + ["#"]
     lines += [f"# Note: {text}" for text in _notes(op, rows, header)]
     return lines
 
 
-def _data_lines(rows: Sequence[SummaryRow], cputime: bool) -> list[str]:
-    by_size: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
-    for row in rows:
-        by_size.setdefault((row.size, row.dtype, row.redop, row.root), {})[row.in_place] = row
-    lines = []
-    for (size, dtype, redop, root), placed in by_size.items():
-        count = next(iter(placed.values())).count
-        params = _ROW_PARAMS % (size, count, DTYPES[dtype].nccl_name, redop, root)
-        lines.append(params + _result_cell(placed.get(False), cputime) + _result_cell(placed.get(True), cputime))
-    return lines
+def caption_lines(op: str, rows: Sequence[SummaryRow], header: SweepHeader, ranks: int = 0) -> list[str]:
+    """The table's first two lines, without their '# ': the op, its ranks and backend; the sweep."""
+    return [
+        f"collbench {op}: {rows[0].nranks if rows else ranks} ranks, backend {header.backend}",
+        f"minBytes {header.min_bytes} maxBytes {header.max_bytes} step: {header.step_factor:g}(factor) "
+        f"warmup iters: {header.warmup_iters} iters: {header.iters} validation: {int(header.check)} "
+        f"graph: {header.graph_launches}",
+    ]
+
+
+def footer_lines(op: str, rows: Sequence[SummaryRow], header: SweepHeader) -> list[str]:
+    """The totals and the notes under the table, without their '# '."""
+    return _totals(rows) + [f"Note: {text}" for text in _notes(op, rows, header)]
 
 
 def _totals(rows: Sequence[SummaryRow]) -> list[str]:
     wrong = sum(r.wrong for r in rows if r.wrong > 0)
     avg_busbw = sum(r.busbw for r in rows) / len(rows) if rows else 0.0
     return [
-        f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}",
-        f"# Avg bus bandwidth    : {avg_busbw:g} ",
-        "#",
+        f"Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}",
+        f"Avg bus bandwidth    : {avg_busbw:g} ",
+    ]
+
+
+def table_lines(rows: Sequence[SummaryRow]) -> list[TableLine]:
+    """One line of the table per (size, dtype, redop, root), its out-of-place and in-place rows side by side."""
+    by_line: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
+    for row in rows:
+        by_line.setdefault((row.size, row.dtype, row.redop, row.root), {})[row.in_place] = row
+    return [
+        TableLine(size, next(iter(placed.values())).count, DTYPES[dtype].nccl_name, redop, root, placed)
+        for (size, dtype, redop, root), placed in by_line.items()
+    ]
+
+
+def _data_lines(rows: Sequence[SummaryRow], cputime: bool) -> list[str]:
+    return [
+        _ROW_PARAMS % (line.size, line.count, line.type_name, line.redop, line.root)
+        + _result_cell(line.placed.get(False), cputime)
+        + _result_cell(line.placed.get(True), cputime)
+        for line in table_lines(rows)
     ]

@@ -216,21 +216,19 @@ def _where(row: SummaryRow) -> str:
     return f"{row.group}: " if row.group else ""
 
 
+def sweep_header(cfg: Config) -> SweepHeader:
+    """The tables' caption figures from the bench the task measured."""
+    bench = cfg.measured_bench()
+    return SweepHeader(
+        min_bytes=bench.min_bytes, max_bytes=bench.max_bytes, step_factor=bench.step_factor,
+        warmup_iters=bench.warmup_iters, iters=bench.iters, check=bench.check, backend=cfg.backend,
+        graph_launches=bench.cuda_graph_launches, average=bench.average, report_cputime=bench.report_cputime,
+    )  # fmt: skip
+
+
 def render_tables(outcome: RunOutcome) -> list[str]:
     cfg = outcome.config
-    bench = cfg.measured_bench()
-    header = SweepHeader(
-        min_bytes=bench.min_bytes,
-        max_bytes=bench.max_bytes,
-        step_factor=bench.step_factor,
-        warmup_iters=bench.warmup_iters,
-        iters=bench.iters,
-        check=bench.check,
-        backend=cfg.backend,
-        graph_launches=bench.cuda_graph_launches,
-        average=bench.average,
-        report_cputime=bench.report_cputime,
-    )
+    header = sweep_header(cfg)
     places = [
         RankPlace(rank=s.rank, host=s.host, pid=s.pid, device=s.device) for _, s in sorted(outcome.statuses.items())
     ]

@@ -15,10 +15,10 @@ from jobs.inspect.html.log_links import Logs, log_links
 from jobs.inspect.html.pages import render
 from jobs.inspect.html.pair_sections import PairSection, pair_section
 from jobs.inspect.html.plain import HistoryPlace
-from jobs.inspect.html.tables import ResultsTable, results_tables, sweep_header
+from jobs.inspect.html.tables import ResultsTable, results_tables
 from jobs.inspect.html.verdict import Command, Verdict, run_command, verdict
 from jobs.inspect.isolate_verdict import IsolateOutcome, assess_isolate
-from jobs.inspect.report import RunOutcome
+from jobs.inspect.report import RunOutcome, sweep_header
 from jobs.rundir.layout import RunDir
 
 HOSTS_OPEN_UP_TO = 64

@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collectives.dtypes import DTYPES
 from collectives.results import SummaryRow
-from collectives.table import SweepHeader, busbw_decimals, format_time_us, render_op_table
-from jobs.config.model import Config
+from collectives.table import SweepHeader, busbw_decimals, caption_lines, footer_lines, format_time_us, table_lines
 
 COLUMNS = ("size (B)", "count", "type", "redop", "root")
 PLACED_COLUMNS = ("time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong")
@@ -34,41 +32,27 @@ class ResultsTable:
     """The totals and the notes, as the text table ends."""
 
 
-def sweep_header(cfg: Config) -> SweepHeader:
-    bench = cfg.measured_bench()
-    return SweepHeader(
-        min_bytes=bench.min_bytes, max_bytes=bench.max_bytes, step_factor=bench.step_factor,
-        warmup_iters=bench.warmup_iters, iters=bench.iters, check=bench.check, backend=cfg.backend,
-        graph_launches=bench.cuda_graph_launches, average=bench.average, report_cputime=bench.report_cputime,
-    )  # fmt: skip
-
-
 def results_tables(rows: Sequence[SummaryRow], header: SweepHeader) -> list[ResultsTable]:
     """A table per op of the whole job's rows (an isolate group's rows are the pair sections' business)."""
     whole = [row for row in rows if not row.group]
     tables = []
     for op in dict.fromkeys(row.op for row in whole):
         op_rows = [row for row in whole if row.op == op]
-        text = render_op_table(op, op_rows, header)
-        caption = [line.removeprefix("# ") for line in text[:2]]
-        footer = [line.removeprefix("# ") for line in text if line.startswith(("# Out of", "# Avg", "# Note"))]
+        caption, footer = caption_lines(op, op_rows, header), footer_lines(op, op_rows, header)
         tables.append(ResultsTable(op, caption, _lines(op_rows, header.report_cputime), footer))
     return tables
 
 
 def _lines(rows: Sequence[SummaryRow], cputime: bool) -> list[list[Cell]]:
     decimals = busbw_decimals(row.busbw for row in rows)
-    by_line: dict[tuple[int, str, str, int], dict[bool, SummaryRow]] = {}
-    for row in rows:
-        by_line.setdefault((row.size, row.dtype, row.redop, row.root), {})[row.in_place] = row
-    lines = []
-    for (size, dtype, redop, root), placed in by_line.items():
-        count = next(iter(placed.values())).count
-        cells = [Cell(str(size)), Cell(str(count)), Cell(DTYPES[dtype].nccl_name), Cell(redop), Cell(str(root))]
-        for in_place in (False, True):
-            cells += _placed(placed.get(in_place), cputime, decimals)
-        lines.append(cells)
-    return lines
+    return [
+        [
+            *(Cell(str(value)) for value in (line.size, line.count, line.type_name, line.redop, line.root)),
+            *_placed(line.placed.get(False), cputime, decimals),
+            *_placed(line.placed.get(True), cputime, decimals),
+        ]
+        for line in table_lines(rows)
+    ]
 
 
 def _placed(row: SummaryRow | None, cputime: bool, decimals: int) -> list[Cell]:
