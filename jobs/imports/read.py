@@ -55,6 +55,8 @@ def read_outputs(paths: Sequence[Path], op: str | None = None, ranks: int | None
     cut = [table.cut_at for table in parsed.tables if not table.complete and not table.rows]
     cut += list(dict.fromkeys(table.cut_at for table in tables if not table.complete))
     kept = _without_duplicates(tables, parsed)
+    for table in kept:  # once per table kept: every MPI rank may have printed the same one
+        _judge(table, parsed)
     devices = _ranks_of(kept, parsed)
     try:
         digest = files_digest(paths)
@@ -68,7 +70,7 @@ def read_outputs(paths: Sequence[Path], op: str | None = None, ranks: int | None
 
 def _tables(parsed: Parsed, paths: Sequence[Path], op: str | None, ranks: int | None) -> list[Table]:
     """The tables with rows, each with its ranks, each process's apart, its op resolved and its types
-    checked, the old layout's deviations judged."""
+    checked."""
     with_rows = [table for table in parsed.tables if table.rows]
     if not with_rows:
         names = ", ".join(str(p) for p in paths)
@@ -84,7 +86,6 @@ def _tables(parsed: Parsed, paths: Sequence[Path], op: str | None, ranks: int | 
                 raise BadImport(
                     f"{row.where}: type {row.type!r} has no collbench dtype; allowed: {', '.join(DTYPE_OF)}"
                 )
-        _judge(table, parsed)
     if any(table.headerless for table in tables):
         parsed.notes.append(
             "rows with no header: their iterations and warm-up are not said (recorded as nccl-tests' defaults, "
@@ -107,7 +108,8 @@ def _judge(table: Table, parsed: Parsed) -> None:
 
 def _ranks_of(tables: list[Table], parsed: Parsed) -> list[Device]:
     """The job's ranks: the tables' own where they share them; one rank per process where each process ran
-    alone (nranks 1), each table then its process's. BadImport where the tables are several jobs'."""
+    alone (nranks 1), each table then numbered with its process (table.process). BadImport where the tables
+    are several jobs'."""
     identities = list(dict.fromkeys(_identity(table) for table in tables))
     if len(identities) == 1:
         return tables[0].devices
