@@ -23,12 +23,11 @@ import ast
 import io
 import pickle
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from jobs.rundir.layout import RunDir
+from jobs.rundir.layout import NCCL_TRACE_PREFIX, RunDir
 
-TRACE_PREFIX = "nccl-trace-rank-"
+TRACE_PREFIX = NCCL_TRACE_PREFIX
 """The dump's file name before its rank, in the run's logs/ (torch appends the rank)."""
 MAX_DUMP_BYTES = 256 << 20
 
@@ -57,10 +56,6 @@ class RankTrace:
     members: dict[str, list[int]]
     """Group name -> its global ranks, as this rank's dump lists them."""
     descs: dict[str, str]
-
-
-def trace_prefix(run: RunDir) -> Path:
-    return run.logs_dir / TRACE_PREFIX
 
 
 def read_traces(run: RunDir) -> dict[int, RankTrace]:

@@ -19,6 +19,9 @@ import msgspec
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
 
+NCCL_TRACE_PREFIX = "nccl-trace-rank-"
+"""A Flight Recorder dump's file name in logs/ before its rank."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunDir:
@@ -142,6 +145,12 @@ class RunDir:
     def nccl_debug_log(self, rank: int) -> Path:
         """Where NCCL_DEBUG_FILE points for this rank when NCCL debugging is on."""
         return self.logs_dir / f"nccl-rank-{rank:05d}.log"
+
+    @property
+    def nccl_trace_prefix(self) -> Path:
+        """Where torch's Flight Recorder dumps a GPU rank's NCCL trace (TORCH_NCCL_DEBUG_INFO_TEMP_FILE); torch
+        appends the rank."""
+        return self.logs_dir / NCCL_TRACE_PREFIX
 
     @classmethod
     def create(cls, output_dir: str | Path, launcher: str) -> RunDir:

@@ -12,7 +12,6 @@ from typing import TextIO
 from loguru import logger
 
 from collectives.sweep import Progress
-from jobs.inspect.flight_recorder import trace_prefix
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.rank import HEARTBEAT, Beat, HeartbeatPhase
 
@@ -29,8 +28,8 @@ def flight_recorder_environment(run: RunDir, inherited: Mapping[str, str]) -> di
     wanted = {
         "TORCH_NCCL_TRACE_BUFFER_SIZE": FLIGHT_RECORDER_ENTRIES,
         "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",
-        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": str(trace_prefix(run)),
-        "TORCH_FR_DUMP_TEMP_FILE": str(trace_prefix(run)),  # the same prefix's newer name (torch >= 2.8)
+        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": str(run.nccl_trace_prefix),
+        "TORCH_FR_DUMP_TEMP_FILE": str(run.nccl_trace_prefix),  # the same prefix's newer name (torch >= 2.8)
     }
     return {name: value for name, value in wanted.items() if name not in inherited}
 
