@@ -66,5 +66,5 @@ def step_bytes(op: str, counts: BufferCounts, element_size: int, check: bool, ba
     CPU) the heap may still hold some of the fill's freed work while the call stages its copy."""
     work = work_bytes(counts, check)
     staged = staged_bytes(op, counts, element_size, backend)
-    kept = min(work, CPU_HEAP_KEPT_BYTES) if staged and backend == "gloo" else 0
+    kept = min(work, CPU_HEAP_KEPT_BYTES) if staged else 0  # only gloo stages
     return buffer_bytes(op, counts, element_size) + max(work, staged + kept)

@@ -123,5 +123,6 @@ def history_place(held: HeldRun) -> HistoryPlace:
     lines = [*excluded_lines(held), *(f"REGRESSION: {row.regression()}" for row in judgement.regressions)]
     if judgement.against:
         lines.append(f"judged against {len(judgement.against)} run(s): {', '.join(judgement.against)}")
-    lines += [judgement.thin_line()] if judgement.thin_line() else []
+    thin = judgement.thin_line()
+    lines += [thin] if thin else []
     return HistoryPlace(held.header().removeprefix("# "), rows, [*lines, *left_out_lines(held)])
