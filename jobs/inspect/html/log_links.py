@@ -41,7 +41,7 @@ class Logs:
     by_host: list[HostLogs]
     ranks: int
     folder: str
-    """The logs folder, relative to the page."""
+    """The logs folder, relative to the page, as text (the links are URL-quoted, this is not)."""
 
 
 def log_links(run: RunDir, outcome: RunOutcome, links_from: Path, named_hosts: Iterable[str] = ()) -> Logs:
@@ -63,7 +63,7 @@ def log_links(run: RunDir, outcome: RunOutcome, links_from: Path, named_hosts: I
         more_first=max(0, len(first) - FIRST_SHOWN),
         by_host=[HostLogs(host, ranks) for host, ranks in by_host.items()],
         ranks=len(links),
-        folder=quote(folder + "/"),
+        folder=folder + "/",
     )
 
 
