@@ -11,3 +11,6 @@ EXIT_UNAVAILABLE = 3
 EXIT_CANNOT_RUN = 4
 """`check` only: the check itself could not run or settle (srun refused the step, nothing was measured,
 nodes were left unchecked with no node to blame): no node is to be drained for it."""
+EXIT_INCONCLUSIVE = 5
+"""`isolate` and `check`: nothing confirmed bad, but a node, rail or link the evidence could not settle (the verdict's
+INCONCLUSIVE lines say which and what would settle it): nothing is drained or excluded for it."""

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
+from typing import Literal
 
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE
 from jobs.isolate.bisect import Bisect
@@ -66,6 +67,41 @@ class Unconfirmed:
     rail: int = EVERY_RAIL
     measurements: int = 1
     """How often the pair was measured on this rail (more than once only when a random plan drew it twice)."""
+
+
+Grain = Literal["node", "rail", "switch_link", "link"]
+"""Where a fault sits: a whole node, one (node, rail), a link between switches (or a leaf's uplink), a pair's link."""
+
+Undecided = Literal["spread", "few_partners", "suspect_partners", "once"]
+"""Why a unit is inconclusive: `spread`, the healthy figures spread too widely for a fault of this size to stand out
+by the margin the verdict asks; `few_partners`, its slow figures come from fewer than two partners; `suspect_partners`,
+every partner it was slow with is a suspect itself; `once`, slow in one figure that was never measured again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Inconclusive:
+    """A unit the evidence cannot settle either way: slow enough to suspect, not clearly enough to name. It is
+    named neither bad nor healthy, drains nothing, excludes nothing, and gives the run its own exit status."""
+
+    grain: Grain
+    nodes: tuple[int, ...]
+    """The node (grain node or rail), the pair (link), or the nodes on the suspect side (switch_link)."""
+    rail: int
+    """The rail it is on; EVERY_RAIL for a node, or a switch link suspected on every rail."""
+    switches: tuple[str, ...]
+    """switch_link only: the leaves, as SwitchFault.switches (empty with no topology)."""
+    measurements: int
+    """The figures that bear on it."""
+    slow: int
+    """How many of them are under the threshold."""
+    busbw: float
+    """The fault's fitted figure: the median busbw of its figures (GB/s)."""
+    ratio: float
+    """busbw / the healthy level."""
+    why: Undecided
+    margin: float
+    """How much better (in log-likelihood, nats) the explanation with this fault is than the best without it;
+    the verdict names a fault at NAMING_MARGIN or more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +157,19 @@ class Verdict:
     """busbw of every pair measured on one rail: (low, high, rail) -> GB/s."""
     unconfirmed: list[Unconfirmed] = field(default_factory=list)
     """With confirmation on: the pairs slow in one figure only, named neither bad link, rail nor node (not found)."""
+    inconclusive: list[Inconclusive] = field(default_factory=list)
+    """The units the evidence cannot settle (jobs.isolate.inference): neither found nor healthy, never drained."""
+    noise: float = 0.0
+    """The healthy figures' relative spread the verdict judged with (one standard deviation / the level)."""
 
     @property
     def found(self) -> bool:
         return bool(self.bad_nodes or self.bad_links or self.bad_rails or self.switch_faults)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing the evidence could not tell: no inconclusive unit."""
+        return not self.inconclusive
 
 
 def judge(measured: Iterable[Measured], tolerance: float = DEFAULT_TOLERANCE, expected_busbw: float = 0.0) -> Verdict:
