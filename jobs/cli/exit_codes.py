@@ -1,16 +1,22 @@
-"""collbench's exit statuses, as the README's table and the top-level help list them."""
+"""collbench's exit statuses, re-exported for the commands: they live in jobs.config.exit_codes, the lowest
+layer, so that the verdicts (jobs.isolate, jobs.inspect) can name the status they ask for."""
 
-EXIT_OK = 0
-"""Every check passed."""
-EXIT_FAILED = 1
-"""A rank failed, the job did not complete, a row is wrong or incomplete, a regression, a bad node or link."""
-EXIT_USAGE = 2
-"""Bad input: one line naming it; nothing was started."""
-EXIT_UNAVAILABLE = 3
-"""Slurm is not installed or its controller does not answer."""
-EXIT_CANNOT_RUN = 4
-"""`check` only: the check itself could not run or settle (srun refused the step, nothing was measured,
-nodes were left unchecked with no node to blame): no node is to be drained for it."""
-EXIT_INCONCLUSIVE = 5
-"""`isolate` and `check`: nothing confirmed bad, but a node, rail or link the evidence could not settle (the verdict's
-INCONCLUSIVE lines say which and what would settle it): nothing is drained or excluded for it."""
+from jobs.config.exit_codes import (
+    EXIT_CANNOT_RUN,
+    EXIT_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    worst_exit,
+)
+
+__all__ = [
+    "EXIT_CANNOT_RUN",
+    "EXIT_FAILED",
+    "EXIT_INCONCLUSIVE",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "EXIT_USAGE",
+    "worst_exit",
+]

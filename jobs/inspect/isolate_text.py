@@ -141,18 +141,41 @@ def _findings(iso: IsolateOutcome) -> list[str]:
             )
         out += grain_findings(verdict, iso.grains, hosts)
         out += [unconfirmed_line(u, hosts, iso.grains.nics) for u in verdict.unconfirmed]
+        out += iso.inconclusive_lines()
         out += [f"# note: {note}" for note in verdict.notes]
     if iso.exclude():
-        out.append(f"# exclude the bad nodes from the next job: {iso.exclude()}")
+        out.append(f"# exclude {excluded_words(iso)} from the next job: {iso.exclude()}")
         out.append("# drain them (collbench isolate --apply runs these, and leaves a node someone else drained):")
         out += iso.drain().splitlines()
+    if verdict is not None and verdict.inconclusive:
+        out.append("# an INCONCLUSIVE unit is neither bad nor healthy: nothing is drained or excluded for it")
     if verdict is not None and verdict.bad_links:
         out.append("# a bad link: look at the cables, ports and switch ports between its two nodes")
     if not iso.found and verdict is not None and not iso.problems:
-        if verdict.unconfirmed:
+        if verdict.inconclusive:
+            out.append(
+                f"# nothing confirmed: {len(verdict.inconclusive)} unit(s) inconclusive (above); exit {iso.exit_code}"
+            )
+        elif verdict.unconfirmed:
             out.append(f"# nothing confirmed: {len(verdict.unconfirmed)} link(s) slow once and unconfirmed (above)")
         else:
             out.append(
                 f"# nothing found: every node and link measured is within {verdict.tolerance:.0%} of the healthy level"
             )
     return out
+
+
+def excluded_words(iso: IsolateOutcome) -> str:
+    """What the exclude leaves out, by grain: 'the bad nodes', 'the nodes with a bad rail', 'the nodes that
+    stopped answering' (a bad rail is not a bad node; a slow link excludes none)."""
+    verdict = iso.verdict
+    said = [
+        words
+        for words, any_of in (
+            ("the bad nodes", verdict is not None and verdict.bad_nodes),
+            ("the nodes with a bad rail", verdict is not None and verdict.bad_rails),
+            ("the nodes that stopped answering", iso.stopped),
+        )
+        if any_of
+    ]
+    return " and ".join(said)

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from jobs.config.exit_codes import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.inspect.findings import run_findings
 from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
@@ -18,11 +19,18 @@ from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.confirm import confirming
 from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.grains import judge_fabric
-from jobs.isolate.naming import switches_name
+from jobs.isolate.naming import (
+    inconclusive_line,
+    isolate_settle,
+    settle_nodes,
+    suspect_nodes,
+    switches_name,
+)
 from jobs.isolate.reasons import Finding
 from jobs.isolate.rounds import Rounds, group_figures, replay
 from jobs.isolate.verdict import (
     EVERY_RAIL,
+    Inconclusive,
     Measured,
     Verdict,
     bisect_verdict,
@@ -34,6 +42,7 @@ from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.isolate import (
     ISOLATE_PLAN,
     ISOLATE_ROUND,
+    InconclusiveVerdict,
     IsolatePlan,
     IsolateVerdict,
     LinkVerdict,
@@ -71,8 +80,37 @@ class IsolateOutcome:
         return bool(self.stopped) or (self.verdict is not None and self.verdict.found)
 
     @property
+    def inconclusive(self) -> list[Inconclusive]:
+        """The units the evidence could not settle: said, never drained nor excluded."""
+        return self.verdict.inconclusive if self.verdict is not None else []
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.found or self.problems or self.verdict is None else 0
+        """EXIT_FAILED a confirmed fault, a problem of the run or no round finished; else EXIT_INCONCLUSIVE a unit
+        the evidence could not settle; else EXIT_OK."""
+        if self.found or self.problems or self.verdict is None:
+            return EXIT_FAILED
+        return EXIT_INCONCLUSIVE if self.inconclusive else EXIT_OK
+
+    def inconclusive_lines(self) -> list[str]:
+        """One INCONCLUSIVE line per unit, each with the isolate command that would settle it."""
+        verdict = self.verdict
+        if verdict is None:
+            return []
+        settings, suspects = self.rounds.settings, suspect_nodes(verdict)
+        return [
+            inconclusive_line(
+                unit,
+                self.hosts,
+                verdict.noise,
+                verdict.tolerance,
+                isolate_settle(
+                    settle_nodes(unit, self.hosts, suspects), 2 * settings.rounds, 2 * settings.round_budget_s
+                ),
+                self.grains.nics,
+            )
+            for unit in verdict.inconclusive
+        ]
 
     @property
     def stopped_hosts(self) -> list[str]:
@@ -220,6 +258,7 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
         drain=iso.drain(),
         problems=iso.problems,
         findings=iso.findings(),
+        exit_code=iso.exit_code,
     )
     verdict = iso.verdict
     if verdict is not None:
@@ -235,6 +274,23 @@ def verdict_record(iso: IsolateOutcome) -> IsolateVerdict:
             LinkVerdict([hosts[n] for n in u.nodes], u.busbw, u.ratio, u.rail) for u in verdict.unconfirmed
         ]
         record.notes = verdict.notes
+        record.noise = verdict.noise
+        record.inconclusive = [
+            InconclusiveVerdict(
+                [hosts[n] for n in unit.nodes],
+                unit.grain,
+                unit.rail,
+                list(unit.switches),
+                unit.measurements,
+                unit.slow,
+                unit.busbw,
+                unit.ratio,
+                unit.why,
+                unit.margin,
+                line,
+            )
+            for unit, line in zip(verdict.inconclusive, iso.inconclusive_lines(), strict=True)
+        ]
         fill_record(record, verdict, iso.grains, hosts)
         record.matrix = [(hosts[a], hosts[b], busbw) for (a, b), busbw in sorted(verdict.matrix.items())]
     return record

@@ -145,7 +145,32 @@ class SwitchVerdict:
     """The verdict's line for it, as printed."""
 
 
-VERDICT_VERSION = 4
+@dataclass(frozen=True, slots=True)
+class InconclusiveVerdict:
+    """A unit the evidence could not settle (jobs.isolate.verdict.Inconclusive): neither bad nor healthy, no
+    finding, no drain, no exclude."""
+
+    hosts: list[str]
+    """The node (grain node or rail), the pair (link), or the nodes on the suspect side (switch_link)."""
+    grain: str
+    """node, rail, switch_link or link."""
+    rail: int
+    """The rail it is on; -1: a node, or a switch link suspected on every rail."""
+    switches: list[str]
+    """switch_link only: the leaves ([a, b], [a] its uplink; empty with no topology)."""
+    measurements: int
+    slow: int
+    busbw: float
+    ratio: float
+    why: str
+    """spread, few_partners, suspect_partners or once (docs/isolate.md)."""
+    margin: float
+    """How much better (log-likelihood, nats) the explanation with this fault is than the best without it."""
+    line: str
+    """The verdict's INCONCLUSIVE line for it, as printed, with the command that would settle it."""
+
+
+VERDICT_VERSION = 5
 
 
 @dataclass(kw_only=True, slots=True)
@@ -161,7 +186,7 @@ class IsolateVerdict:
     unfinished: list[list[str]]
     """The groups (hosts) of the round the run stopped in that have no figure."""
     found: bool
-    """A bad node or link named, or a node stopped answering."""
+    """A bad node or link named, or a node stopped answering (confirmed faults only: never an inconclusive unit)."""
     stopped: list[StoppedNode]
     exclude: str
     """The slurm.exclude override that leaves the bad nodes out, empty when none."""
@@ -196,8 +221,23 @@ class IsolateVerdict:
     findings: list[Finding] = field(default_factory=list)
     """Every node, rail, link and switch link named, each with its reason code (jobs.isolate.reasons):
     what a drain reason, the history and the exports carry."""
+    inconclusive: list[InconclusiveVerdict] = field(default_factory=list)
+    """The units the evidence could not settle (format 5; none before): no finding, no drain, no exclude."""
+    noise: float = 0.0
+    """The healthy figures' relative spread the verdict judged with (format 5; 0 before)."""
+    exit_code: int = 0
+    """The verdict's exit status (format 5; before it, 0 or 1 as `found` and `problems` say): 5 when nothing is
+    confirmed bad, the run had no problem and a unit is inconclusive."""
     version: int = VERDICT_VERSION
     """The format of this file."""
 
 
-ISOLATE_VERDICT = Format("isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same, 2: _same, 3: _same}, pretty=True)
+def _exit_code_of(plain: Plain) -> Plain:
+    """Format 4 to 5: no unit was inconclusive then; its exit status is what found and problems said."""
+    failed = plain.get("found") or plain.get("problems") or plain.get("level") is None
+    return {**plain, "exit_code": 1 if failed else 0}
+
+
+ISOLATE_VERDICT = Format(
+    "isolate.json", IsolateVerdict, VERDICT_VERSION, {1: _same, 2: _same, 3: _same, 4: _exit_code_of}, pretty=True
+)
