@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collectives.sizes import format_size
-from jobs.cli.exit_codes import EXIT_CANNOT_RUN
+from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_INCONCLUSIVE
 from jobs.cli.html_output import add_html_option, html_target, write_run_html
 from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.cli.topology import with_topology
@@ -42,7 +42,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="preflight inside the allocation you hold (salloc, a batch script): the whole allocation, then "
         "random pairs, within check.budget_s; prints and writes the vetted and cordoned nodes",
         description="Exit status: 0 every node vetted, 1 a node cordoned, 2 bad input (or not inside an "
-        f"allocation), 3 Slurm unavailable, {EXIT_CANNOT_RUN} the check could not run or settle (do not drain).",
+        f"allocation), 3 Slurm unavailable, {EXIT_CANNOT_RUN} the check could not run or settle (do not drain), "
+        f"{EXIT_INCONCLUSIVE} nothing cordoned but a node, rail or link inconclusive (drain nothing for it).",
     )
     check.add_argument("words", nargs="*", metavar="KEY=VALUE")
     check.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a config (name or path)")
@@ -239,7 +240,7 @@ def _wait_within(launcher: Launcher[Any], run: RunDir, seconds: float) -> bool:
 
 def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Config, took: float, ran_out: bool) -> int:
     from jobs.cli.drains import act_on_verdict
-    from jobs.ending.check_files import write_check_files
+    from jobs.ending.check_files import FILES, write_check_files
     from jobs.inspect.check_verdict import verdict_lines
 
     print("\n".join(verdict_lines(check, took, cfg.check.budget_s)), flush=True)
@@ -250,7 +251,7 @@ def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Con
         write_check_files(check, args.out)
         folders.append(args.out)
     if folders:
-        print(f"# files: {', '.join(map(str, folders))} (vetted, cordoned, cordoned-reasons, unchecked)")
+        print(f"# files: {', '.join(map(str, folders))} ({', '.join(FILES)})")
     code = check.verdict.exit_code
     if ran_out:
         print(f"collbench: the check ran past its budget of {cfg.check.budget_s:g} s; its step was cancelled",
@@ -258,6 +259,9 @@ def _report(check: CheckOutcome, run: RunDir, args: argparse.Namespace, cfg: Con
     if code == EXIT_CANNOT_RUN:
         why = "nothing was measured" if not check.verdict.measured else "nodes were left unchecked"
         print(f"collbench: check could not settle: {why}; drain nothing for it", file=sys.stderr)
+    if code == EXIT_INCONCLUSIVE:
+        settle = "its INCONCLUSIVE lines say what would settle it"
+        print(f"collbench: check is inconclusive ({settle}); drain nothing for it", file=sys.stderr)
     for problem in check.problems:
         print(f"collbench: {problem}", file=sys.stderr)
     return code

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from jobs.cli.exit_codes import worst_exit
 from jobs.cli.html_output import add_html_option, html_target, write_run_html
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
@@ -172,10 +173,8 @@ def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: Isolat
             f"collbench: the drains of {run.run_id} were applied before ({run.drains_file}); not again", file=sys.stderr
         )
         return
-    findings = iso.findings()
-    named = {finding.host for finding in findings}
-    passed = [host for host in iso.hosts if host not in named] if iso.verdict and not outcome.problems else []
-    act_on_verdict(cfg, run, "isolate", findings, passed, args.drain)
+    passed = iso.passed() if not outcome.problems else []  # an inconclusive node is neither drained nor resumed
+    act_on_verdict(cfg, run, "isolate", iso.findings(), passed, args.drain)
 
 
 def _report(run: RunDir, args: argparse.Namespace) -> int:
@@ -197,7 +196,7 @@ def _render(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: Iso
     if args.plot:
         plot_matrix(iso, Path(args.plot))
         print(f"collbench: plot written to {args.plot}", file=sys.stderr)
-    code = max(iso.exit_code, outcome.exit_code)
+    code = worst_exit(iso.exit_code, outcome.exit_code)  # 1 wins over 5
     if args.html_file is not None:
         write_run_html(args.html_file, run, outcome, code, isolate=iso)
     return code

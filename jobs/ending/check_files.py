@@ -7,13 +7,14 @@ from pathlib import Path
 
 from jobs.inspect.check_verdict import CheckOutcome, hostlist
 
-FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked")
-"""What `write_check_files` leaves in a directory: three hostlists (one line each, empty when none) and one
-`HOST REASON` line per cordoned node."""
+FILES = ("vetted", "cordoned", "cordoned-reasons", "unchecked", "inconclusive")
+"""What `write_check_files` leaves in a directory: four hostlists (one line each, empty when none) and one
+`HOST REASON` line per cordoned node. `inconclusive`: the nodes the evidence could not settle, neither vetted nor
+cordoned, never drained."""
 
 
 def write_check_files(check: CheckOutcome, folder: Path) -> list[Path]:
-    """vetted, cordoned, cordoned-reasons and unchecked in `folder` (made if missing)."""
+    """vetted, cordoned, cordoned-reasons, unchecked and inconclusive in `folder` (made if missing)."""
     verdict = check.verdict
     folder.mkdir(parents=True, exist_ok=True)
     texts = {
@@ -21,6 +22,7 @@ def write_check_files(check: CheckOutcome, folder: Path) -> list[Path]:
         "cordoned": hostlist([node.host for node in verdict.cordoned]),
         "cordoned-reasons": "\n".join(f"{node.host} {node.reason}" for node in verdict.cordoned),
         "unchecked": hostlist(verdict.unchecked),
+        "inconclusive": hostlist(verdict.inconclusive),
     }
     written = []
     for name in FILES:

@@ -40,7 +40,7 @@ def assess_check(run: RunDir, outcome: RunOutcome, iso: IsolateOutcome | None = 
     leaves = [iso.grains.leaves.get(node) for node in range(len(iso.hosts))]
     verdict = check_verdict(
         iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw, leaves,
-        iso.grains.nics, iso.named,
+        iso.grains.nics, iso.named, cfg.check.budget_s,
     )  # fmt: skip
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
     level_from = cfg.isolate.expected_from if cfg.isolate.expected_busbw else ""
@@ -85,6 +85,12 @@ def verdict_lines(check: CheckOutcome, seconds: float, budget_s: float) -> list[
     lines.append(f"VETTED {hostlist(verdict.vetted) or '(none)'}")
     lines += [f"CORDONED {node.host}: {node.reason}" for node in verdict.cordoned]
     lines += verdict.links
+    lines += verdict.inconclusive_lines
+    if verdict.inconclusive:
+        lines.append(
+            f"# {hostlist(verdict.inconclusive)}: inconclusive, neither vetted nor cordoned: drained by neither "
+            "--drain nor --apply (check/inconclusive)"
+        )
     if verdict.unchecked:
         lines.append(f"UNCHECKED {hostlist(verdict.unchecked)}: the check ended before they were measured")
     lines += [f"# note: {note}" for note in verdict.notes]

@@ -92,6 +92,20 @@ class IsolateOutcome:
             return EXIT_FAILED
         return EXIT_INCONCLUSIVE if self.inconclusive else EXIT_OK
 
+    @property
+    def inconclusive_hosts(self) -> list[str]:
+        """The nodes of an inconclusive node or rail: neither drained nor passed (a pass resumes)."""
+        held = {node for unit in self.inconclusive if unit.grain in ("node", "rail") for node in unit.nodes}
+        return [self.hosts[node] for node in sorted(held)]
+
+    def passed(self) -> list[str]:
+        """The nodes the verdict passes (what a drain pass may resume): measured, neither named nor inconclusive;
+        none when no round finished or the run had a problem."""
+        if self.verdict is None or self.problems:
+            return []
+        held = {finding.host for finding in self.findings()} | set(self.inconclusive_hosts)
+        return [host for host in self.hosts if host not in held]
+
     def inconclusive_lines(self) -> list[str]:
         """One INCONCLUSIVE line per unit, each with the isolate command that would settle it."""
         verdict = self.verdict

@@ -8,11 +8,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from jobs.config.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.grains import judge_fabric
-from jobs.isolate.naming import rail_fault_reason, switch_fault_line, switches_name
+from jobs.isolate.naming import (
+    inconclusive_line,
+    isolate_settle,
+    rail_fault_reason,
+    settle_nodes,
+    suspect_nodes,
+    switch_fault_line,
+    switches_name,
+)
 from jobs.isolate.reasons import Code, Finding
-from jobs.isolate.verdict import Measured
+from jobs.isolate.verdict import Inconclusive, Measured, Verdict
+
+SETTLE_ROUNDS = 20
+"""The rounds of the isolate run a check's INCONCLUSIVE line proposes: twice isolate.rounds' default."""
+SETTLE_ROUND_BUDGET_S = 240.0
+"""Its rounds' budget: twice isolate.round_budget_s's default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +56,11 @@ class CheckVerdict:
 
     link_findings: list[Finding] = field(default_factory=list)
     """The slow links and switch links as findings (code slow_link): named, never drained."""
+    inconclusive: list[str] = field(default_factory=list)
+    """The nodes of a node or rail the evidence could not settle: neither vetted nor cordoned, never drained nor
+    resumed (a link or switch link inconclusive leaves its nodes vetted)."""
+    inconclusive_lines: list[str] = field(default_factory=list)
+    """One INCONCLUSIVE line per unit (jobs.isolate.naming.inconclusive_line), each with what would settle it."""
 
     def findings(self) -> list[Finding]:
         """Every node cordoned with its code, then the slow links."""
@@ -53,11 +72,13 @@ class CheckVerdict:
 
     @property
     def exit_code(self) -> int:
-        """0 every node vetted, 1 a node cordoned or a switch link slow, 4 the check could not run or settle
-        (nothing cordoned)."""
+        """EXIT_FAILED a node cordoned or a switch link slow; EXIT_CANNOT_RUN the check could not run or settle
+        (nothing cordoned); EXIT_INCONCLUSIVE a unit the evidence could not settle; EXIT_OK every node vetted."""
         if self.cordoned or self.links:
-            return 1
-        return 0 if self.measured and not self.unchecked else 4
+            return EXIT_FAILED
+        if not self.measured or self.unchecked:
+            return EXIT_CANNOT_RUN
+        return EXIT_INCONCLUSIVE if self.inconclusive_lines else EXIT_OK
 
 
 def check_verdict(
@@ -69,11 +90,12 @@ def check_verdict(
     leaves: Sequence[str | None] = (),
     nics: Sequence[str] = (),
     failed: Sequence[Finding] = (),
+    budget_s: float = 0.0,
 ) -> CheckVerdict:
     """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
     ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
     each rail's NIC, for the reasons; `failed`: nodes the run itself named (a failed set-up, a fabric
-    requirement), cordoned first."""
+    requirement), cordoned first; `budget_s`: check.budget_s, for what would settle an inconclusive unit."""
     whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
     pairs = [m for m in measured if m.round != WHOLE_ROUND]
     reasons: dict[str, Cordoned] = {}
@@ -82,9 +104,14 @@ def check_verdict(
     for host, how in stopped.items():
         reasons.setdefault(host, Cordoned(host, f"its ranks stopped: {how}", "node_stopped"))
     level, notes, lines, links = 0.0, list[str](), list[str](), list[Finding]()
+    undecided: list[Inconclusive] = []
+    said: list[str] = []
     if pairs:
-        level, slow_notes, lines, links = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
+        judged = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
+        level, slow_notes, lines, links, verdict = judged
         notes += slow_notes
+        undecided = [unit for unit in verdict.inconclusive if not _cordoned_already(unit, hosts, reasons)]
+        said = _inconclusive_lines(verdict, undecided, hosts, nics, budget_s)
     elif whole is not None and len(hosts) == 2:
         notes += _judge_whole_pair(hosts, whole, tolerance, expected_busbw, reasons)
     seen = {hosts[node] for m in pairs for node in m.nodes} or (set(hosts) if whole and len(hosts) == 2 else set())
@@ -94,9 +121,40 @@ def check_verdict(
             f"{expected_busbw:.3g}, while no pair was slow: a fault beyond pairs (a switch, routing); run isolate"
         )
     cordoned = [reasons[host] for host in hosts if host in reasons]
-    vetted = [host for host in hosts if host not in reasons and host in seen]
-    unchecked = [host for host in hosts if host not in reasons and host not in seen]
-    return CheckVerdict(list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, lines, links)
+    held = {hosts[node] for unit in undecided if unit.grain in ("node", "rail") for node in unit.nodes} - set(reasons)
+    inconclusive = [host for host in hosts if host in held]
+    vetted = [host for host in hosts if host not in reasons and host not in held and host in seen]
+    unchecked = [host for host in hosts if host not in reasons and host not in held and host not in seen]
+    return CheckVerdict(
+        list(hosts), vetted, cordoned, unchecked, whole, level, len(pairs), notes, lines, links, inconclusive, said
+    )
+
+
+def _cordoned_already(unit: Inconclusive, hosts: Sequence[str], reasons: Mapping[str, Cordoned]) -> bool:
+    """A node (or its rail) inconclusive in the pairs while the run itself cordoned it (it failed, it stopped):
+    the cordon stands, the unit is not said."""
+    return unit.grain in ("node", "rail") and all(hosts[node] in reasons for node in unit.nodes)
+
+
+def _inconclusive_lines(
+    verdict: Verdict, units: Sequence[Inconclusive], hosts: Sequence[str], nics: Sequence[str], budget_s: float
+) -> list[str]:
+    """Each unit's line; what settles it: an isolate run of it with healthy partners, as isolate says it, or in
+    the same allocation a check with twice the budget."""
+    suspects = suspect_nodes(verdict)
+    again = f"collbench check check.budget_s={2 * budget_s:g}" if budget_s else "a check with a longer check.budget_s"
+    return [
+        inconclusive_line(
+            unit,
+            hosts,
+            verdict.noise,
+            verdict.tolerance,
+            isolate_settle(settle_nodes(unit, hosts, suspects), SETTLE_ROUNDS, SETTLE_ROUND_BUDGET_S)
+            + f", or in this allocation {again}",
+            nics,
+        )
+        for unit in units
+    ]
 
 
 def _judge_pairs(
@@ -107,7 +165,7 @@ def _judge_pairs(
     reasons: dict[str, Cordoned],
     leaves: Sequence[str | None],
     nics: Sequence[str],
-) -> tuple[float, list[str], list[str], list[Finding]]:
+) -> tuple[float, list[str], list[str], list[Finding], Verdict]:
     known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
     verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
     source = "expected" if expected_busbw else "median"
@@ -145,7 +203,7 @@ def _judge_pairs(
         for link in verdict.bad_links
         for a, b in [link.nodes]
     ]
-    return verdict.level, notes, lines, links
+    return verdict.level, notes, lines, links, verdict
 
 
 def _judge_whole_pair(

@@ -13,10 +13,13 @@ from jobs.config.isolate_settings import IsolateSettings
 from jobs.inspect.grain_lines import Grains
 from jobs.inspect.isolate_text import lines
 from jobs.inspect.isolate_verdict import IsolateOutcome, to_plain, verdict_record
+from jobs.isolate.drain_plan import plan_steps, verdict_drains
 from jobs.isolate.plan import pairs_plan
+from jobs.isolate.reasons import drain_reason
 from jobs.isolate.rounds import GroupKey, replay
 from jobs.isolate.verdict import EVERY_RAIL, BadLink, Inconclusive, NodeFigures, RailFault, judge
 from jobs.rundir.records.isolate import ISOLATE_VERDICT
+from slurm.evidence import NodeState
 
 HOSTS = [f"n{i}" for i in range(1, 7)]
 
@@ -150,3 +153,12 @@ def test_a_round_trip_keeps_every_inconclusive_entry() -> None:
 )
 def test_statuses_combine_by_precedence_not_by_size(codes: tuple[int, ...], wins: int) -> None:
     assert worst_exit(*codes) == wins
+
+
+def test_a_drain_pass_neither_drains_nor_resumes_an_inconclusive_node() -> None:
+    iso = outcome([unit("node", (2,)), unit("rail", (4,), 1), unit("link", (0, 1))], rails=(0, 1))
+    assert iso.inconclusive_hosts == ["n3", "n5"] and iso.passed() == ["n1", "n2", "n4", "n6"]
+    ours = NodeState("n3", "drained", drain_reason(("slow_node",), "isolate", "OLD", "busbw 0.4"))
+    states = {host: NodeState(host, "idle", "") for host in HOSTS} | {"n3": ours}
+    steps = plan_steps(iso.findings(), iso.passed(), "isolate", "RUN", states)
+    assert steps == [] and verdict_drains(iso.findings(), "isolate", "RUN") == []
