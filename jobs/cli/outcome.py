@@ -154,7 +154,8 @@ def assess_run(run: RunDir, args: argparse.Namespace, facts: JobFacts | None = N
 
 
 def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table", iso: IsolateOutcome | None = None) -> int:
-    """The run as `fmt` says; an isolate run's verdict after its tables (`iso` when it is assessed already)."""
+    """The run as `fmt` says; an isolate run's verdict after its tables (`iso` when it is assessed already).
+    The exit status is the same in every format: an isolate run's includes its verdict's, printed or not."""
     from jobs.inspect.formats import render_csv, render_json
 
     if fmt == "json":
@@ -180,9 +181,11 @@ def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table", iso: Iso
     if fmt == "table" and outcome.analysis:
         for line in outcome.analysis.verdict():
             print(f"collbench: {line}", file=sys.stderr)
-    if outcome.config.task == "isolate" and fmt == "table":
+    if outcome.config.task != "isolate":
+        return outcome.exit_code
+    if fmt == "table":
         return max(outcome.exit_code, print_isolate_verdict(outcome, run, iso))
-    return outcome.exit_code
+    return max(outcome.exit_code, (iso or assess_isolate_run(outcome, run)).exit_code)  # the same status as the table
 
 
 def print_isolate_verdict(outcome: RunOutcome, run: RunDir, iso: IsolateOutcome | None = None) -> int:
