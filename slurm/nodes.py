@@ -1,30 +1,23 @@
 """Nodes as Slurm holds them: each node's state and reason (sinfo, read as slurm.evidence reads it), and the
 scontrol lines that drain and resume them and hold them in a maintenance reservation while they are checked
-again. Each line is built apart from running it, so a dry run prints exactly what would run. No torch."""
+again. Each line is built apart from running it, so a dry run prints exactly what would run
+(slurm.maintenance runs them). No torch."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Sequence
 
+from slurm import runner
 from slurm.evidence import NodeState, parse_node_states, sinfo_argv
 from slurm.hostlist import collect_hostlist
 
-QUERY_TIMEOUT_S = 20.0
-
-
-class NodesUnavailable(RuntimeError):
-    """sinfo or scontrol did not answer: Slurm's words."""
-
 
 def node_states(hosts: Sequence[str]) -> dict[str, NodeState]:
-    """Each host's state and reason as Slurm has them now; a host Slurm does not know is absent."""
+    """Each host's state and reason as Slurm has them now (one sinfo); a host Slurm does not know is absent.
+    slurm.runner's errors: SlurmFailed when sinfo refuses, SlurmUnavailable when Slurm is missing or silent."""
     if not hosts:
         return {}
-    done = _run(sinfo_argv(hosts))
-    if done.returncode != 0:
-        raise NodesUnavailable(f"sinfo failed: {_words(done)}")
-    return {state.node: state for state in parse_node_states(done.stdout)}
+    return {state.node: state for state in parse_node_states(runner.output(sinfo_argv(hosts)))}
 
 
 def drain_argv(hosts: Iterable[str], reason: str) -> list[str]:
@@ -46,23 +39,3 @@ def reservation_argv(name: str, hosts: Iterable[str], user: str, minutes: int) -
 
 def release_argv(name: str) -> list[str]:
     return ["scontrol", "delete", f"ReservationName={name}"]
-
-
-def run_scontrol(argv: Sequence[str]) -> str:
-    """Run one scontrol line: '' when done, else scontrol's words (no rights: 'Invalid user id')."""
-    done = _run(list(argv))
-    return "" if done.returncode == 0 else _words(done)
-
-
-def _words(done: subprocess.CompletedProcess[str]) -> str:
-    text = (done.stderr or done.stdout).strip().splitlines()
-    return text[-1] if text else f"exit status {done.returncode}"
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(argv, 124, "", f"{argv[0]} did not answer within {QUERY_TIMEOUT_S:g} s")

@@ -5,14 +5,16 @@ input (one line naming the value and what is allowed), never a job left queued f
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from slurm import runner
 from slurm.hostlist import BadHostlist, collect_hostlist, expand_hostlist
+from slurm.runner import SlurmFailed
 from slurm.settings import SlurmSettings
 
-Query = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+Query = Callable[[list[str]], str]
+"""A query's standard output, SlurmFailed when Slurm refuses it (slurm.runner.output)."""
 
 
 class RequestRefused(ValueError):
@@ -70,10 +72,9 @@ def slurm_minutes(text: str) -> float | None:
     return parts[0]
 
 
-def check_request(settings: SlurmSettings, nodes: int, time_min: float, query: Query) -> None:
+def check_request(settings: SlurmSettings, nodes: int, time_min: float, query: Query = runner.output) -> None:
     """Raise RequestRefused when the cluster can never run `nodes` nodes for `time_min` as configured."""
-    shown = query(["scontrol", "-o", "show", "partition"])
-    partitions = parse_partitions(shown.stdout) if shown.returncode == 0 else []
+    partitions = parse_partitions(_said(query, ["scontrol", "-o", "show", "partition"]) or "")
     if not partitions:
         return  # nothing to check against: leave it to sbatch
     partition = _the_partition(settings.partition, partitions)
@@ -125,10 +126,18 @@ def _usable_nodes(partition: Partition, settings: SlurmSettings) -> list[str]:
 
 def _check_known(kind: str, value: str, query: Query) -> None:
     column = "Account" if kind == "account" else "Name"
-    listed = query(["sacctmgr", "-n", "-P", "show", kind, f"format={column}"])
-    if listed.returncode != 0:
+    listed = _said(query, ["sacctmgr", "-n", "-P", "show", kind, f"format={column}"])
+    if listed is None:
         return  # no accounting to ask: leave it to sbatch
-    known = sorted({line.strip() for line in listed.stdout.splitlines() if line.strip()})
+    known = sorted({line.strip() for line in listed.splitlines() if line.strip()})
     if value not in known:
         shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
         raise RequestRefused(f"slurm.{kind}: {value!r} is not one Slurm knows; known {kind}s: {shown or 'none'}")
+
+
+def _said(query: Query, argv: list[str]) -> str | None:
+    """What Slurm answered, None when it refused (nothing to check against: left to sbatch)."""
+    try:
+        return query(argv)
+    except SlurmFailed:
+        return None

@@ -39,6 +39,16 @@ def sacct_argv(job_ids: Sequence[str]) -> list[str]:
     return ["sacct", "-X", "-n", "-P", "-j", ",".join(job_ids), "-o", SACCT_FIELDS]
 
 
+def attempts_argv(job_id: str) -> list[str]:
+    """Every attempt of one requeued job, in order (--duplicates): its state, nodes and end."""
+    return ["sacct", "-j", job_id, "-X", "-D", "-n", "-P", "-o", "State,NodeList,End"]
+
+
+def parse_attempt_states(text: str) -> list[str]:
+    """`sacct -D -P -o State,...` lines -> each attempt's state word, the first attempt first."""
+    return [line.split("|")[0] for line in text.splitlines() if line.strip()]
+
+
 def parse_squeue(text: str) -> dict[str, JobRecord]:
     """`squeue -o '%i|%T|%r|%N'` lines -> job id -> record; a pending job's state carries its reason."""
     found = {}

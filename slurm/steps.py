@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from slurm import runner
 from slurm.hostlist import BadHostlist, expand_hostlist
+from slurm.runner import SlurmError, SlurmFailed
 from slurm.settings import SlurmSettings
 from slurm.submission import SubmissionFailed
 
-QUERY_TIMEOUT_S = 20.0
 _LAUNCHING = re.compile(r"launching StepId=(?P<step>\d+(?:_\d+)?\.\d+)")
 
 
@@ -104,25 +104,21 @@ def step_id_of(lines: Iterable[str]) -> str:
 
 def step_running(step_id: str) -> bool | None:
     """Whether Slurm still lists the step (squeue --steps); None when Slurm cannot say."""
-    result = _run(["squeue", "-h", "--steps", step_id, "-o", "%i"])
-    if result is None or result.returncode != 0:
+    try:
+        return step_id in runner.output(["squeue", "-h", "--steps", step_id, "-o", "%i"]).split()
+    except SlurmError:
         return None
-    return step_id in result.stdout.split()
 
 
 def cancel_step(step_id: str) -> str:
-    """scancel JOB.STEP: the step ends, the allocation stays. '' when done, else scancel's words."""
-    result = _run(["scancel", step_id])
-    if result is None:
-        return f"scancel {step_id} did not answer within {QUERY_TIMEOUT_S:g} s"
-    return "" if result.returncode == 0 else (result.stderr or result.stdout).strip()
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
+    """scancel JOB.STEP: the step ends, the allocation stays. '' when done, else Slurm's words."""
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False)
-    except (FileNotFoundError, subprocess.TimeoutExpired):
-        return None
+        runner.run(["scancel", step_id])
+    except SlurmFailed as error:
+        return error.words
+    except SlurmError as error:
+        return str(error)
+    return ""
 
 
 def cluster_name(env: Mapping[str, str] | None = None) -> str:
@@ -133,10 +129,9 @@ def cluster_name(env: Mapping[str, str] | None = None) -> str:
     named = (os.environ if env is None else env).get("SLURM_CLUSTER_NAME")
     if named:
         return named
-    result = _run(["scontrol", "show", "config"])
-    found = (
-        re.search(r"^ClusterName\s*=\s*(\S+)", result.stdout, re.MULTILINE)
-        if result and not result.returncode
-        else None
-    )
+    try:
+        said = runner.output(["scontrol", "show", "config"])
+    except SlurmError:
+        return "local"
+    found = re.search(r"^ClusterName\s*=\s*(\S+)", said, re.MULTILINE)
     return found.group(1) if found else "local"

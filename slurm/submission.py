@@ -8,7 +8,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,15 +17,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from slurm.evidence import NodeState, parse_node_addresses, parse_node_states, sinfo_argv, slurmd_answers
-from slurm.queue import JobRecord, parse_sacct, parse_squeue, sacct_argv, squeue_argv, unknown, with_accounted_end
+from slurm import runner
+from slurm.evidence import parse_node_addresses, slurmd_answers
+from slurm.queue import (
+    JobRecord,
+    attempts_argv,
+    parse_attempt_states,
+    parse_sacct,
+    parse_squeue,
+    sacct_argv,
+    squeue_argv,
+    unknown,
+    with_accounted_end,
+)
+from slurm.runner import SlurmFailed
+from slurm.runner import SlurmUnavailable as SlurmUnavailable  # where the CLI and the launchers have found it
 from slurm.settings import SlurmSettings
-
-QUERY_TIMEOUT_S = 20.0
-
-
-class SlurmUnavailable(RuntimeError):
-    """Slurm's commands are missing here, or its controller does not answer."""
 
 
 class SubmissionFailed(ValueError):
@@ -103,23 +109,20 @@ def warning_ahead_s(time_min: int) -> int:
 
 def check_available() -> None:
     """Raise SlurmUnavailable unless sbatch exists and the controller answers, within seconds."""
-    missing = [cmd for cmd in ("sbatch", "squeue", "scancel") if shutil.which(cmd) is None]
-    if missing:
-        raise SlurmUnavailable(f"Slurm is not installed here: {', '.join(missing)} not found on PATH")
-    result = _run(["scontrol", "ping"])
-    if result.returncode != 0 or "DOWN" in result.stdout:
-        detail = (result.stderr or result.stdout).strip().splitlines() or ["scontrol ping failed"]
-        raise SlurmUnavailable(f"Slurm's controller is not reachable: {detail[0]}")
+    runner.require("sbatch", "squeue", "scancel")
+    try:
+        said = runner.output(["scontrol", "ping"])
+    except SlurmFailed as error:
+        raise SlurmUnavailable(f"Slurm's controller is not reachable: {error.words}") from None
+    if "DOWN" in said:
+        raise SlurmUnavailable(f"Slurm's controller is not reachable: {said.strip().splitlines()[0]}")
 
 
 def preflight(settings: SlurmSettings, nodes: int, time_min: float) -> None:
     """Raise preflight.RequestRefused when the cluster could never run this request."""
     from slurm.preflight import check_request
 
-    check_request(settings, nodes, time_min, _run)
-
-
-_UNREACHABLE = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes")
+    check_request(settings, nodes, time_min)
 
 
 def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
@@ -143,7 +146,7 @@ def submit(request: SlurmRequest, job: Callable[[], Any]) -> str:
     words = [line.removeprefix("sbatch: error: ").strip() for line in caught.splitlines() if line.strip()]
     words = list(dict.fromkeys(w.removeprefix("Batch job submission failed: ") for w in words))
     text = "; ".join(words) or str(failure).strip().splitlines()[-1]
-    if _UNREACHABLE.search(text):
+    if runner.unreachable(text):
         raise SlurmUnavailable(f"sbatch could not reach Slurm's controller: {text}")
     raise SubmissionFailed(f"sbatch refused the job: {text}")
 
@@ -171,13 +174,11 @@ def query_jobs(job_ids: Sequence[str]) -> dict[str, JobRecord]:
     ids = list(dict.fromkeys(job_ids))
     if not ids:
         return {}
-    queued = _run(squeue_argv(ids))
-    found = parse_squeue(queued.stdout) if queued.returncode == 0 else {}
+    found = parse_squeue(_said(squeue_argv(ids)))
     missing = [job_id for job_id in ids if job_id not in found]
     completing = [job_id for job_id in ids if job_id in found and found[job_id].state == "COMPLETING"]
     if missing or completing:
-        accounted = _run(sacct_argv(missing + completing))
-        said = parse_sacct(accounted.stdout) if accounted.returncode == 0 else {}
+        said = parse_sacct(_said(sacct_argv(missing + completing)))
         found.update({k: v for k, v in said.items() if k in missing})
         found.update({k: with_accounted_end(found[k], said.get(k)) for k in completing})
     return {job_id: found.get(job_id) or unknown(job_id) for job_id in ids}
@@ -188,24 +189,24 @@ def job_state(job_id: str) -> str:
     return query_jobs([job_id])[job_id].state
 
 
-def node_states(nodes: list[str]) -> list[NodeState]:
-    """Slurm's view of these nodes (sinfo), [] when it cannot say."""
-    if not nodes:
-        return []
-    result = _run(sinfo_argv(nodes))
-    return parse_node_states(result.stdout) if result.returncode == 0 else []
+def attempt_state(job_id: str, number: int) -> str:
+    """The state Slurm's accounting gave attempt `number` (from 0) of a requeued job; '' when it cannot say."""
+    try:
+        states = parse_attempt_states(runner.output(attempts_argv(job_id)))
+    except runner.SlurmError:
+        return ""
+    return states[number] if number < len(states) else ""
 
 
 def unanswering_nodes(nodes: list[str]) -> list[str]:
     """The nodes whose slurmd does not accept a connection from here (what slurmctld tests too)."""
     if not nodes:
         return []
-    shown = _run(["scontrol", "-o", "show", "node", ",".join(nodes)])
-    config = _run(["scontrol", "show", "config"])
-    port = re.search(r"^SlurmdPort\s*=\s*(\d+)", config.stdout, re.M)
-    if shown.returncode != 0 or not port:
+    shown = _said(["scontrol", "-o", "show", "node", ",".join(nodes)])
+    port = re.search(r"^SlurmdPort\s*=\s*(\d+)", _said(["scontrol", "show", "config"]), re.M)
+    if not shown or not port:
         return []
-    addresses = parse_node_addresses(shown.stdout)
+    addresses = parse_node_addresses(shown)
     slurmd_port = int(port.group(1))
     with ThreadPoolExecutor(max_workers=min(32, len(addresses) or 1)) as pool:
         answered = list(pool.map(lambda address: slurmd_answers(address, slurmd_port), addresses.values()))
@@ -213,15 +214,15 @@ def unanswering_nodes(nodes: list[str]) -> list[str]:
 
 
 def cancel(job_id: str) -> None:
-    result = _run(["scancel", job_id])
-    if result.returncode != 0:
-        raise SlurmUnavailable(f"scancel {job_id} failed: {result.stderr.strip() or result.stdout.strip()}")
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise SlurmUnavailable(f"Slurm is not installed here: {argv[0]} not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmUnavailable(f"Slurm did not answer {argv[0]} within {QUERY_TIMEOUT_S:g} s") from None
+        runner.run(["scancel", job_id])
+    except SlurmFailed as error:
+        raise SlurmUnavailable(f"scancel {job_id} failed: {error.words}") from None
+
+
+def _said(argv: list[str]) -> str:
+    """A query's answer, '' when Slurm answered that it cannot say (a controller down: accounting may)."""
+    try:
+        return runner.output(argv)
+    except SlurmFailed:
+        return ""

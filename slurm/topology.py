@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from slurm import runner
 from slurm.hostlist import BadHostlist, expand_hostlist
-from slurm.submission import QUERY_TIMEOUT_S, SlurmUnavailable
+from slurm.runner import SlurmFailed, SlurmUnavailable
 
 BLOCKS_TOP = "blocks"
 """The implicit switch above topology/block's base blocks (blocks join at a fabric Slurm does not name)."""
@@ -42,8 +42,6 @@ _NO_TOPOLOGY = re.compile(
     r"No topology information available|Topology plugin may not be configured|topology.*not configured", re.I
 )
 """Slurm's answers when it has no topology plugin (topology/none, default or flat)."""
-
-_UNREACHABLE = re.compile(r"Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes", re.I)
 
 _NULL = ("", "(null)")
 
@@ -211,28 +209,17 @@ def read_topology(env: Mapping[str, str] | None = None) -> Topology | None:
     environment = dict(os.environ if env is None else env)
     environment.pop("SLURM_TOPO_LEN", None)  # it cuts every printed line to that many characters
     try:
-        result = subprocess.run(
-            list(SCONTROL_TOPOLOGY),
-            capture_output=True,
-            text=True,
-            timeout=QUERY_TIMEOUT_S,
-            check=False,
-            env=environment,
-        )
-    except FileNotFoundError:
-        raise SlurmUnavailable(f"Slurm is not installed here: {SCONTROL_TOPOLOGY[0]} not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmUnavailable(
-            f"Slurm did not answer {' '.join(SCONTROL_TOPOLOGY)} within {QUERY_TIMEOUT_S:g} s"
-        ) from None
-    return topology_from_answer(result.returncode, result.stdout, result.stderr)
+        answer = runner.run(SCONTROL_TOPOLOGY, env=environment)
+    except SlurmFailed as error:
+        return topology_from_answer(error.returncode, error.stdout, error.stderr)
+    return topology_from_answer(0, answer.stdout, answer.stderr)
 
 
 def topology_from_answer(returncode: int, stdout: str, stderr: str) -> Topology | None:
     """What `scontrol show topology` said, read: a Topology, None for no topology plugin, SlurmUnavailable
     for a controller that did not answer or any other failure (with scontrol's words)."""
     said = " ".join((stderr + "\n" + stdout).split())
-    if _UNREACHABLE.search(said):
+    if runner.unreachable(said):
         raise SlurmUnavailable(f"{' '.join(SCONTROL_TOPOLOGY)} could not reach Slurm's controller: {said}")
     if _NO_TOPOLOGY.search(said):
         return None

@@ -12,7 +12,7 @@ from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
 from jobs.launchers.entry import RankEntry
 from jobs.launchers.live import Live
 from jobs.launchers.runs import start_new_run
-from jobs.launchers.watcher import Watcher, state_of
+from jobs.launchers.watcher import Watcher, node_health, state_of
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
 from slurm import submission
@@ -86,7 +86,7 @@ class SlurmLauncher(Launcher[submission.SlurmRequest]):
             facts.state = state.words
         facts.nodes = facts.nodes or state.nodes
         if state.state is JobState.RUNNING:
-            for node in submission.node_states(nodes_of(facts.nodes)):
+            for node in node_health(nodes_of(facts.nodes)).values():
                 if node.unhealthy:
                     facts.unhealthy.setdefault(node.node, f"Slurm marks it {node.describe()}")
         return facts

@@ -22,6 +22,7 @@ from jobs.launchers.runs import start_new_run
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import BadHostlist, collect_hostlist
 from slurm.rendezvous import PORT_BASE, PORT_SPAN
+from slurm.runner import SlurmUnavailable, require
 from slurm.steps import (
     Allocation,
     NotInAllocation,
@@ -34,7 +35,6 @@ from slurm.steps import (
     step_id_of,
     step_running,
 )
-from slurm.submission import SlurmUnavailable
 
 STEP_START_S = 60.0
 """How long srun may take to say its step id before the start counts as refused."""
@@ -71,8 +71,7 @@ class StepLauncher(ChildLauncher[list[str]]):
 
     def check_here(self, cfg: Config) -> None:
         hosts_for(cfg, allocation_or_refuse())
-        if not _on_path("srun"):
-            raise SlurmUnavailable("Slurm is not installed here: srun not found on PATH")
+        require("srun")
 
     def build_request(self, cfg: Config, run_path: Path) -> Request[list[str]]:
         cfg = _with_port(cfg)
@@ -176,9 +175,3 @@ def _end(step: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         step.kill()
         step.wait()
-
-
-def _on_path(command: str) -> bool:
-    import shutil
-
-    return shutil.which(command) is not None

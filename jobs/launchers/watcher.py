@@ -30,7 +30,9 @@ from jobs.rundir.records.rank import RankStatus
 from jobs.rundir.records.slurm import JobFacts
 from slurm import submission
 from slurm.evidence import NodeState, nodes_of
+from slurm.nodes import node_states
 from slurm.queue import JobRecord
+from slurm.runner import SlurmFailed
 from slurm.states import JobState, job_state
 
 FILES_EVERY_S = 2.0
@@ -214,7 +216,7 @@ class Watcher:
     def check_nodes(self, runs: list[Watched]) -> None:
         """One sinfo for the nodes of every run given; a node newly unhealthy is said at once."""
         nodes = sorted({node for w in runs for node in nodes_of(w.facts.nodes)})
-        states = {s.node: s for s in submission.node_states(nodes)}
+        states = node_health(nodes)
         for w in runs:
             hosts = {rank: s.host for rank, s in w.statuses.items()}
             for node in nodes_of(w.facts.nodes):
@@ -236,7 +238,7 @@ class Watcher:
         node_failed = "NODE_FAIL" in w.state.words
         if (node_failed or (noticed and not causes)) and w.facts.nodes:
             w.facts.unanswering = submission.unanswering_nodes(nodes_of(w.facts.nodes))
-            states = {s.node: s for s in submission.node_states(nodes_of(w.facts.nodes))}
+            states = node_health(nodes_of(w.facts.nodes))
             hosts = {rank: e.host for rank, e in w.postmortem.ends.items()}
             for node in nodes_of(w.facts.nodes):
                 _note_unhealthy(w.facts, states.get(node), hosts, self.say)
@@ -253,6 +255,14 @@ def _settle_state(w: Watched) -> None:
     while not w.state.state.is_final and time.monotonic() < deadline:
         time.sleep(SETTLE_EVERY_S)
         w.state = state_of(submission.query_jobs([w.job_id])[w.job_id])
+
+
+def node_health(nodes: list[str]) -> dict[str, NodeState]:
+    """Each node's state as Slurm has it now (one sinfo), {} when sinfo refuses: a wait goes on without it."""
+    try:
+        return node_states(nodes)
+    except SlurmFailed:
+        return {}
 
 
 def _note_unhealthy(facts: JobFacts, node: NodeState | None, hosts: dict[int, str], say: Callable[[str], None]) -> None:

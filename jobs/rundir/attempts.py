@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.attempts import ATTEMPTS, Attempt, Attempts
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.rank import STATUS
+from slurm.submission import attempt_state
 
 MOVED = (
     "logs", "results", "status", "heartbeat", "env", "fabric", "isolate",
@@ -100,18 +100,8 @@ def _move_top_level(run: RunDir, archive: RunDir, job_id: str) -> None:
 
 
 def _how_it_ended(job_id: str, number: int) -> str:
-    """The state Slurm's accounting gave attempt `number` of the job (sacct --duplicates)."""
-    if not job_id:
-        return ""
-    try:
-        out = subprocess.run(
-            ["sacct", "-j", job_id, "-X", "-D", "-n", "-P", "-o", "State,NodeList,End"],
-            capture_output=True, text=True, timeout=20, check=False,
-        ).stdout  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    lines = [line.split("|") for line in out.splitlines() if line.strip()]
-    return lines[number][0] if number < len(lines) else ""
+    """The state Slurm's accounting gave attempt `number` of the job (sacct --duplicates), '' unknown."""
+    return attempt_state(job_id, number) if job_id else ""
 
 
 def finished_by_every_rank(attempt: RunDir, world_size: int) -> int:
