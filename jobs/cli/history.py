@@ -91,7 +91,7 @@ def _add_filters(view: argparse.ArgumentParser) -> None:
     view.add_argument("--nodes", type=int)
     view.add_argument("--world-size", type=int, metavar="RANKS", help="runs of this many ranks in all")
     view.add_argument("--op", required=view.prog.endswith("trend"), help="all_reduce, all_gather, ...")
-    view.add_argument("--outcome", choices=("passed", "failed"))
+    view.add_argument("--outcome", choices=("passed", "failed", "inconclusive"))
 
 
 def _since(text: str) -> float:

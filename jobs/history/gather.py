@@ -76,7 +76,10 @@ def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], Ru
         ],
     }
     if meta.task == Task.ISOLATE:
-        record.children.update(_isolate(run, outcome_of))
+        verdict = _isolate_verdict(run, outcome_of)
+        record.children.update(_isolate(verdict))
+        if summary.passed and verdict.inconclusive and not verdict.found:
+            record.run["outcome"] = INCONCLUSIVE  # nothing confirmed, something the evidence could not settle
     record.run["digest"] = results_digest(record.run, summary.rows) if statuses else ""
     faults = injected_faults(cfg.faults)
     record.run["excluded"] = why_excluded(faults, summary.passed, summary.problems, record.children)
@@ -150,6 +153,10 @@ def _platform(meta: RunMeta, cfg: Config, env: dict[str, Any]) -> Row:
         "nccl_version": str(env.get("nccl", "")), "cuda_version": str(env.get("cuda", "")),
     }  # fmt: skip
 
+
+INCONCLUSIVE = "inconclusive"
+"""runs.outcome of an isolate or check run that passed with nothing confirmed bad and a unit the evidence could not
+settle (besides "passed" and "failed"): no baseline takes it (queries.healthy takes "passed" alone)."""
 
 DIGESTED = ("hostlist", "started", "world_size", "nodes", "config")
 """The run's columns its digest covers, with its results' rows."""
@@ -302,11 +309,11 @@ def _hosts_named(line: str, hosts: set[str]) -> set[str]:
     return named
 
 
-def _isolate(run: RunDir, outcome_of: Callable[[], RunOutcome]) -> dict[str, list[Row]]:
+def _isolate(verdict: IsolateVerdict) -> dict[str, list[Row]]:
     """The verdict at its three grains: each node over all its rails (rail None) and each (node, rail), the slow
     links (rail None: node grain) and the slow switch links. An isolate.json before format 3 has no rails and
-    no switches: its rows are the nodes' and links' alone."""
-    verdict = _isolate_verdict(run, outcome_of)
+    no switches: its rows are the nodes' and links' alone. A unit the verdict could not settle is no fault:
+    its node's row is not bad, it has no link, switch or finding row (the run's outcome says inconclusive)."""
     bad = set(verdict.bad_nodes)
     nodes = [
         {"host": n.host, "measurements": n.measurements, "slow": n.slow, "median_busbw": n.median_busbw,
