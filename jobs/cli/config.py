@@ -2,6 +2,8 @@
 
 The listing is generated from the schema's dataclasses and their field docstrings (jobs/config/keys.py),
 so it is the reference for the keys; docs/configuration.md explains how a config is put together.
+The listing ends with nccl-tests' flags that set those keys (jobs/cli/nccl_flags.py); JSON gives each key
+its flag (`nccl_tests_flag`, null where it has none).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from jobs.cli.nccl_flags import flag_spellings, table_lines
 from jobs.config.keys import TOP, render, section_names, select
 
 POINTER = "Every config key, its type, default and meaning: collbench config [SECTION]"
@@ -52,8 +55,10 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def cmd_config(args: argparse.Namespace) -> int:
     chosen = select(args.section)  # an unknown section raises ConfigError: main prints its line, exit 2
+    keys = [key for section in chosen for key in section.keys]
     if args.format == "json":
-        print(json.dumps([key.to_plain() for section in chosen for key in section.keys], indent=2))
+        flags = flag_spellings()
+        print(json.dumps([{**key.to_plain(), "nccl_tests_flag": flags.get(key.name)} for key in keys], indent=2))
     else:
-        print(render(chosen))
+        print("\n".join([render(chosen), *table_lines(None if args.section is None else [k.name for k in keys])]))
     return 0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectives.results import ResultFormatError
+from jobs.cli import nccl_flags
 from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
 from jobs.cli.html_output import add_html_option, history_place, html_target, write_run_html
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
@@ -25,6 +26,7 @@ from jobs.cli.outcome import (
 )
 from jobs.config.model import ConfigError, load_config, to_yaml
 from jobs.inspect.report import assess, read_statuses
+from jobs.launchers.outside import outside_launcher, refusal
 from jobs.launchers.registry import detached_launcher, launcher_for, launcher_of
 from jobs.rundir.layout import RunDir, find_run
 from jobs.rundir.records.codec import RecordError
@@ -44,9 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.print_usage(sys.stderr)
         print(unknown_option_error(command, name, extra), file=sys.stderr)
         return EXIT_USAGE
-    if getattr(args, "output_dir_override", None) and hasattr(args, "overrides"):
-        args.overrides = with_output_dir(args.overrides, args.output_dir_override)
     try:
+        _refuse_under_outside_launcher(args)
+        if loose:
+            nccl_flags.apply(args, loose)  # the flags become overrides, ahead of the typed ones
+        if getattr(args, "output_dir_override", None) and hasattr(args, "overrides"):
+            args.overrides = with_output_dir(args.overrides, args.output_dir_override)
         return int(args.handler(args))
     except (ConfigError, FileNotFoundError, RecordError, ResultFormatError, SubmissionFailed) as error:
         print(f"collbench: error: {error}", file=sys.stderr)
@@ -134,6 +139,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+STARTING = ("run", "submit", "scale", "isolate", "check", "recheck")
+"""The commands that start ranks or jobs: refused when this process is one rank of another launcher."""
+READING_ACTIONS = ("status", "wait", "report")
+"""scale's and isolate's first words that read a run or sweep rather than start one."""
+
+
+def _refuse_under_outside_launcher(args: argparse.Namespace) -> None:
+    """Refuse, before anything starts, a starting command that torchrun, srun or mpirun started once per
+    rank: it would start a world per process (docs/launchers.md). `check --node` is each node's own check,
+    started once per node by srun as a health check's program: it is left to run."""
+    words = getattr(args, "words", None) or []
+    if args.command not in STARTING or getattr(args, "node", False) or (words and words[0] in READING_ACTIONS):
+        return
+    found = outside_launcher(os.environ)
+    if found is not None:
+        raise ConfigError(refusal(args.command, found))
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -150,6 +173,7 @@ def _add_config_args(command: argparse.ArgumentParser, dry_run_help: str) -> Non
     add_output_dir_override(command)
     command.add_argument("--dry-run", action="store_true", help=dry_run_help)
     command.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="e.g. ranks=4 bench.max_bytes=64M")
+    nccl_flags.add_flags(command)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -10,9 +10,12 @@ from typing import Any
 
 from jobs.cli.against_history import add_against_history
 from jobs.cli.html_output import add_html_option, html_target, write_html
+from jobs.cli.nccl_flags import add_flags
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.config.model import ConfigError, derive, load_config
-from jobs.inspect.compare import HEADER, Comparison, Tolerance, compare_rows, merge
+from jobs.inspect.compare import HEADER, LATENCY_TOLERANCE, Comparison, Tolerance, compare_rows, merge
+from jobs.inspect.compare_noise import LATENCY_FACTOR, NOISE_Z, read_spreads
+from jobs.inspect.compare_runs import not_comparable
 from jobs.inspect.report import assess
 from jobs.inspect.scale import RunAssessment, find_sweep, is_sweep, runs_by_nodes, scale_report, split_nodes
 from jobs.launchers.base import Launcher, RunState
@@ -37,6 +40,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     scale.add_argument("--timeout", type=float, default=None, metavar="S", help="wait: give up after S seconds")
     scale.add_argument("--plot", metavar="FILE.png", help="report: busbw against node count (needs matplotlib)")
     add_html_option(scale, "wait/report: the sweep, its tables and curves per node count")
+    add_flags(scale, taken_long=("--timeout",))  # scale's --timeout is wait's: nccl-tests' is -T alone here
     scale.set_defaults(handler=cmd_scale)
 
     compare = commands.add_parser(
@@ -54,6 +58,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=[],
         metavar="SIZE:TOL",
         help="a looser tolerance up to a size, e.g. 64K:20%% (repeatable)",
+    )
+    compare.add_argument(
+        "--latency-tolerance",
+        default=LATENCY_TOLERANCE,
+        metavar="TOL",
+        help=f"the least tolerance of a latency-bound row: under {LATENCY_FACTOR:g}x its op's fastest time "
+        f"(default {LATENCY_TOLERANCE.replace('%', '%%')}; 0 turns it off)",
     )
     compare.add_argument("--output-dir", default="runs", help="where to look up ids (default: runs)")
     compare.add_argument(
@@ -185,7 +196,7 @@ def _report(sweep: Sweep, args: argparse.Namespace, record: bool = False) -> int
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    tolerance = Tolerance.parse(args.tolerance, args.band_tolerance)
+    tolerance = Tolerance.parse(args.tolerance, args.band_tolerance, args.latency_tolerance)
     if args.html and args.against_history:
         raise ConfigError(
             "compare: --html goes with compare BASELINE CANDIDATE; a run against its history: "
@@ -216,14 +227,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for side, run in (("baseline", base), ("candidate", cand)):
             for line in notes(run):
                 print(f"collbench: {side}: {line}", file=sys.stderr)
-        result = compare_rows(assess(base).rows, assess(cand).rows, tolerance)
+        result = _compare_runs(base, cand, tolerance)
         names = (base.run_id, cand.run_id)
-    print(f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}")
+    print(
+        f"# collbench compare: baseline {names[0]}, candidate {names[1]}; tolerance {tolerance.describe()}; "
+        f"a regression also exceeds {NOISE_Z:g} standard errors of the runs' noise"
+    )
+    for note in result.notes:  # what is not comparable, before any row or count
+        print(f"# note: {note}")
     print(HEADER)
     for line in result.lines():
         print(line)
-    for note in result.notes:
-        print(f"# note: {note}")
     print(
         f"# {len(result.rows)} row(s) compared, {len(result.regressions)} regression(s), "
         f"{len(result.incomplete)} incomplete"
@@ -249,7 +263,18 @@ def _compare_command(args: argparse.Namespace) -> str:
     import shlex
 
     bands = [word for band in args.band_tolerance for word in ("--band-tolerance", band)]
-    return shlex.join(["collbench", "compare", args.baseline, args.candidate, "--tolerance", args.tolerance, *bands])
+    words = ["collbench", "compare", args.baseline, args.candidate, "--tolerance", args.tolerance, *bands]
+    return shlex.join([*words, "--latency-tolerance", args.latency_tolerance])
+
+
+def _compare_runs(base: RunDir, cand: RunDir, tolerance: Tolerance, label: str = "") -> Comparison:
+    """Two runs, row by row with their noise; nothing where the runs measure different things."""
+    differ = not_comparable(base, cand, f"{label}: " if label else "")
+    if differ:
+        return Comparison(notes=[differ])
+    return compare_rows(
+        assess(base).rows, assess(cand).rows, tolerance, label, spreads=(read_spreads(base), read_spreads(cand))
+    )
 
 
 def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Comparison:
@@ -260,8 +285,7 @@ def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Compariso
             side = "baseline" if nodes in base_runs else "candidate"
             parts.append(Comparison(notes=[f"{nodes} node(s) only in the {side}, not compared"]))
             continue
-        label = f"{nodes}n"
-        parts.append(compare_rows(assess(base_runs[nodes]).rows, assess(cand_runs[nodes]).rows, tolerance, label))
+        parts.append(_compare_runs(base_runs[nodes], cand_runs[nodes], tolerance, f"{nodes}n"))
     return merge(parts)
 
 
