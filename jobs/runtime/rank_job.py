@@ -351,3 +351,18 @@ class _ResultWriter:
             + f"{result.op} {result.size} B {placement_name(result.in_place)}: "
             f"{result.time_us:.2f} us, busbw {result.busbw:.3f} GB/s, #wrong {result.wrong}"
         )
+
+
+NOT_A_PROGRAM = (
+    "jobs.runtime.rank_job is not a program: collbench's own launchers call its run_rank() in each rank they "
+    "start (jobs/launchers/entry.py); to run ranks on one node type `collbench run ranks=N`; the command for "
+    "torchrun, srun or mpirun to start per rank is `collbench rank KEY=VALUE ...`, coming (issue 41), not there yet"
+)
+"""What `python -m jobs.runtime.rank_job` answers, by hand or under torchrun: it used to exit 0 doing nothing."""
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(f"collbench: error: {NOT_A_PROGRAM}", file=sys.stderr)
+    sys.exit(2)
