@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -77,11 +79,14 @@ class Config:
     imported is what `collbench import` writes into the config of a run it made from nccl-tests' output:
     nothing can be started with it."""
     ranks: int | None = None
-    """World size of a local run (default 1). Under Slurm leave unset: nodes x tasks per node."""
+    """World size of a local run (default 1), or auto: one rank per GPU visible here (device=cuda;
+    CUDA_VISIBLE_DEVICES, else /dev/nvidiaN), counted when the config is loaded. Under Slurm leave unset:
+    nodes x tasks per node."""
     nodes: int = 1
     """Nodes of a Slurm job."""
     backend: BackendName = "gloo"
-    """torch.distributed backend: gloo (CPU) or nccl (CUDA)."""
+    """torch.distributed backend: gloo (CPU) or nccl (CUDA). Set alone, or over a config file's, it brings
+    its device along (backend=nccl: device cuda), as device does its backend."""
     device: DeviceName = "cpu"
     """Where the buffers live: cpu, or cuda (a GPU of its own per rank: cuda:local_rank where a task sees every
     GPU of its node, cuda:0 where Slurm binds one to each task; under Slurm the job asks for one per rank)."""
@@ -311,14 +316,74 @@ def resolve_config_path(name_or_path: str) -> Path:
 def load_config(name_or_path: str | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
     """The validated Config from a YAML file (default: the embedded local config) plus overrides."""
     path = resolve_config_path(name_or_path or DEFAULT_CONFIG)
-    merged = OmegaConf.merge(_load_yaml(path), *(_parse_override(o) for o in overrides))
+    from_file = _load_yaml(path)
+    typed = [_parse_override(o) for o in overrides]
+    merged = OmegaConf.merge(from_file, *typed)
     try:
         data = OmegaConf.to_container(merged, resolve=True)
     except OmegaConfBaseException as error:
         raise ConfigError(f"{path}: {_first_line(error)}") from None
+    if isinstance(data, dict):
+        said = {key: 1 for key in from_file} | {key: 2 for override in typed for key in override}
+        _pair_backend_and_device(data, said)
+        _resolve_auto_ranks(data, os.environ)
     cfg = build(Config, data)
     validate(cfg)
     return cfg
+
+
+def _pair_backend_and_device(data: dict[Any, Any], said: Mapping[Any, int]) -> None:
+    """backend and device go together (gloo on cpu, nccl on cuda): the one set where the other was left at
+    its default (or set in the file while the overrides set this one) brings the other along. Both set at
+    the same place and apart are left for validate to refuse, naming both. `said`: key -> where it was
+    set, 1 the file, 2 the overrides (unset: the schema's default)."""
+    backend, device = data.get("backend", "gloo"), data.get("device", "cpu")
+    if backend not in BACKENDS or BACKENDS[backend].device == device:
+        return
+    paired = {spec.device: name for name, spec in BACKENDS.items()}
+    if device not in paired:
+        return  # not a device: build says so
+    if said.get("device", 0) > said.get("backend", 0):
+        data["backend"] = paired[device]
+    elif said.get("backend", 0) > said.get("device", 0):
+        data["device"] = BACKENDS[backend].device
+
+
+AUTO_RANKS = "auto"
+"""ranks: auto, one rank per GPU this process sees (a local run on CUDA)."""
+
+
+def _resolve_auto_ranks(data: dict[Any, Any], environ: Mapping[str, str]) -> None:
+    """ranks: auto -> the number of GPUs visible here, or one line saying why there is none to count."""
+    if data.get("ranks") != AUTO_RANKS:
+        return
+    launcher, device = data.get("launcher", "local"), data.get("device", "cpu")
+    if launcher != "local":
+        raise ConfigError(
+            f"ranks: auto counts this machine's GPUs, for launcher=local; under launcher={launcher} leave ranks "
+            "unset (nodes x slurm.tasks_per_node)"
+        )
+    if device != "cuda":
+        raise ConfigError(f"ranks: auto is one rank per visible GPU and needs device=cuda; got {device}: set ranks=N")
+    count, seen = visible_gpus(data.get("env") or {}, environ)
+    if count < 1:
+        raise ConfigError(
+            f"ranks: auto found no GPU visible here ({seen}); on a GPU machine set CUDA_VISIBLE_DEVICES or "
+            "ranks=N, or run on the CPU: --config local"
+        )
+    data["ranks"] = count
+
+
+def visible_gpus(config_env: Mapping[str, Any], environ: Mapping[str, str]) -> tuple[int, str]:
+    """How many GPUs a rank started here may use, without CUDA: the config's env.CUDA_VISIBLE_DEVICES, else
+    this process's, else the NVIDIA device files (/dev/nvidia0, ...); and what it was counted from."""
+    for where, env in (("env.CUDA_VISIBLE_DEVICES", config_env), ("CUDA_VISIBLE_DEVICES", environ)):
+        given = env.get("CUDA_VISIBLE_DEVICES")
+        if given is not None:
+            entries = [entry.strip() for entry in str(given).split(",") if entry.strip()]
+            return len(entries), f"{where}={given!r}"
+    devices = [path for path in Path("/dev").glob("nvidia*") if re.fullmatch(r"nvidia\d+", path.name)]
+    return len(devices), f"{len(devices)} /dev/nvidiaN device file(s), CUDA_VISIBLE_DEVICES unset"
 
 
 def _load_yaml(path: Path) -> Any:
