@@ -183,9 +183,9 @@ def op_of_program(program: str) -> str | None:
     return PROGRAMS.get(name)
 
 
-def _fits(op: str, table: Table) -> bool:
-    """The table's columns are what nccl-tests prints for `op` on its rank count."""
-    layout, nranks = LAYOUTS[op], len(table.devices)
+def fits(op: str, table: Table, nranks: int) -> bool:
+    """The table's columns are what nccl-tests prints for `op` on `nranks` ranks."""
+    layout = LAYOUTS[op]
     for row in table.rows:
         size = DTYPES[DTYPE_OF[row.type]].size if row.type in DTYPE_OF else 0
         per_rank = nranks if layout.param_is_per_rank else 1
@@ -211,7 +211,7 @@ def resolve_op(table: Table, given: str | None) -> str:
         return op
     if given:
         return given
-    fitting = [op for op in LAYOUTS if _fits(op, table)]
+    fitting = [op for op in LAYOUTS if fits(op, table, len(table.devices))]
     if len(fitting) == 1:
         return fitting[0]
     if not fitting:

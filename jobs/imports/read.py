@@ -16,7 +16,7 @@ from jobs.imports.label import Label, label_of
 from jobs.imports.model import DTYPE_OF, BadImport, Device, Parsed, Table, resolve_op
 from jobs.imports.nccl_tests_json import looks_like_json, parse_json
 from jobs.imports.nccl_tests_text import parse_text
-from jobs.imports.processes import apart, fill_ranks
+from jobs.imports.processes import apart, collapse, fill_ranks
 
 
 @dataclass(kw_only=True, slots=True)
@@ -69,18 +69,20 @@ def read_outputs(paths: Sequence[Path], op: str | None = None, ranks: int | None
 
 
 def _tables(parsed: Parsed, paths: Sequence[Path], op: str | None, ranks: int | None) -> list[Table]:
-    """The tables with rows, each with its ranks, each process's apart, its op resolved and its types
-    checked."""
+    """The tables with rows, each with its ranks (told by its figures where it lists none and --ranks is not
+    given), each process's apart, its op resolved, a size one process printed more than once kept once, and
+    its types checked."""
     with_rows = [table for table in parsed.tables if table.rows]
     if not with_rows:
         names = ", ".join(str(p) for p in paths)
         raise BadImport(f"{names}: no nccl-tests results in it (no rows of a *_perf table, no JSON results)")
     tables = []
     for table in with_rows:
-        fill_ranks(table, ranks)
+        fill_ranks(table, ranks, op, parsed.notes)
         tables += apart(table)
     for table in tables:
         table.op = resolve_op(table, op)
+        collapse(table, parsed.notes)
         for row in table.rows:
             if row.type not in DTYPE_OF:
                 raise BadImport(

@@ -56,13 +56,37 @@ def test_the_old_error_column_beyond_tolerance_fails_the_run_without_a_made_up_c
     assert wrong[(4194304, False)] == -1 and wrong[(2097152, False)] == 0 and wrong[(4194304, True)] == 0
 
 
-def test_rows_with_no_header_take_ranks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(LOGS / "rows-only-all_reduce.log")
+def test_rows_with_no_header_take_ranks_where_their_figures_tell_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(LOGS / "rows-only-broadcast.log")
     code, run, _, err = _import(tmp_path, capsys, path)
-    assert code == 2 and run is None and err.count("\n") == 1 and "give it with --ranks N" in err
+    assert code == 2 and run is None and err.count("\n") == 1
+    assert "busbw/algbw = 1 fits any rank count (broadcast: 1); give it with --ranks N" in err
     code, run, _, err = _import(tmp_path, capsys, path, "--ranks", "0")
     assert code == 2 and run is None
     assert err == "collbench: error: --ranks: 0 is not a number of ranks; allowed: 1 or more\n"
     code, run, out, err = _import(tmp_path, capsys, path, "--ranks", "8")
     assert code == 0 and run is not None, err
-    assert out.startswith("imported 6 row(s) of all_reduce on 8 rank(s)") and run.read_meta().world_size == 8
+    assert out.startswith("imported 8 row(s) of broadcast on 8 rank(s)") and run.read_meta().world_size == 8
+
+
+def test_rows_with_no_header_of_16_ranks_say_how_their_ranks_were_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run, out, err = _import(tmp_path, capsys, str(LOGS / "rows-only-all_reduce-16-ranks.log"))
+    assert code == 0 and run is not None and run.read_meta().world_size == 16, err
+    assert out.startswith("imported 16 row(s) of all_reduce on 16 rank(s)")
+    assert "ranks: 16, inferred from busbw/algbw = 1.875 (all_reduce: 2(n-1)/n;" in err
+
+
+def test_one_alltoall_process_printing_size_0_twice_is_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, run, out, err = _import(tmp_path, capsys, str(LOGS / "alltoall-one-process-b8.log"))
+    assert code == 0 and run is not None, err
+    assert out.startswith("imported 34 row(s) of all_to_all on 2 rank(s)") and run.read_meta().world_size == 2
+    assert "printed size 0 B 2 times (8 and 16 B asked for)" in err
+    rows = _rows(run, capsys)
+    assert [(r["size"], r["time_us"]) for r in rows if r["size"] == 0 and not r["in_place"]] == [(0, 11.0)]
+    assert not any(r["duplicate_ranks"] or r["missing_ranks"] for r in rows)

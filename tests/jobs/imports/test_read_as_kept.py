@@ -64,17 +64,18 @@ def test_pdsh_hosts_each_alone_are_processes_of_their_own_and_two_jobs_are_refus
     )
 
 
-def test_rows_with_no_header_need_ranks_and_their_columns_are_told_from_the_values() -> None:
+def test_rows_with_no_header_take_their_ranks_from_busbw_over_algbw_and_their_columns_from_the_values() -> None:
     path = LOGS / "rows-only-all_reduce.log"
-    with pytest.raises(BadImport, match=r"rows-only-all_reduce.log:1: rows with no header: .* give it with --ranks N"):
-        read_outputs([path])
-    job = read_outputs([path], ranks=8)
+    job = read_outputs([path])
     (table,) = job.tables
     assert table.headerless and table.op == "all_reduce" and len(job.devices) == 8 and table.complete
     assert {d.host for d in job.devices} == {"unknown"} and table.avg_busbw == 55.1
     assert job.notes == [
-        "rows with no header: their iterations and warm-up are not said (recorded as nccl-tests' defaults, 20 and 5)"
+        f"{path}:1: ranks: 8, inferred from busbw/algbw = 1.75 (all_reduce: 2(n-1)/n; all 6 placements within their "
+        "rounding); give --ranks N to say otherwise",
+        "rows with no header: their iterations and warm-up are not said (recorded as nccl-tests' defaults, 20 and 5)",
     ]
+    assert len(read_outputs([path], ranks=8).devices) == 8 and read_outputs([path], ranks=8).notes == job.notes[1:]
 
 
 def test_the_host_a_prefix_names_is_kept_where_it_is_the_only_one() -> None:
@@ -179,3 +180,84 @@ def test_prefixes_are_told_by_the_lines_of_nccl_tests_they_stand_before() -> Non
     ]
     tagged = split_streams(["Tue Mar  4 10:00:00 2025[1,3]<stdout>:# Using devices"])
     assert tagged.streams[0].key == "rank 3" and tagged.streams[0].lines[0].text == "# Using devices"
+
+
+def test_one_process_printing_size_0_twice_is_its_own_rounding_not_two_processes() -> None:
+    path = LOGS / "alltoall-one-process-b8.log"  # alltoall_perf -b 8 -e 1M -f 2 -g 2: 8 and 16 B print as 0 B
+    job = read_outputs([path])
+    (table,) = job.tables
+    assert table.op == "all_to_all" and table.process is None and [d.rank for d in job.devices] == [0, 1]
+    assert [(r.size, r.count, r.time_us) for r in table.rows[:4]] == [
+        (
+            0,
+            0,
+            11.0,
+        ),
+        (0, 0, 11.13),
+        (32, 4, 11.14),
+        (32, 4, 11.27),
+    ]
+    assert len(table.rows) == 34 and table.complete and not job.cut
+    assert job.notes == [
+        f"{path}:1: all_to_all on 2 rank(s) printed size 0 B 2 times (8 and 16 B asked for): nccl-tests rounds the "
+        "count down per rank, so sizes asked for one after the other print alike; one process's own rows, the "
+        "first of each kept"
+    ]
+
+
+def test_a_size_above_0_printed_twice_by_one_process_is_refused(tmp_path: Path) -> None:
+    lines = (LOGS / "alltoall-one-process-b8.log").read_text().splitlines(keepends=True)
+    row_32 = next(index for index, line in enumerate(lines) if line.split()[:1] == ["32"])
+    path = tmp_path / "twice.log"
+    path.write_text("".join([*lines[: row_32 + 1], lines[row_32], *lines[row_32 + 1 :]]))
+    with pytest.raises(BadImport) as refused:
+        read_outputs([path])
+    assert str(refused.value).startswith(
+        f"{path}:1: size 32 (float none root -1, out-of-place) appears 2 times in a table one process printed (its "
+        "'# Using devices' lines name each of its 2 rank(s) once)"
+    )
+
+
+def test_pasted_rows_printing_size_0_twice_are_one_job_with_ranks_told_by_busbw_over_algbw(tmp_path: Path) -> None:
+    rows = [line for line in (LOGS / "alltoall-one-process-b8.log").read_text().splitlines() if line[:1] == " "]
+    path = tmp_path / "pasted.log"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(BadImport, match=r"pasted.log:1: .* fit all_gather and all_to_all alike; name it with --op"):
+        read_outputs([path])
+    job = read_outputs([path], op="all_to_all")
+    assert len(job.devices) == 2 and [len(t.rows) for t in job.tables] == [34]
+    assert job.notes[0] == (
+        f"{path}:1: ranks: 2, inferred from busbw/algbw = 0.5 (all_to_all: (n-1)/n; all 30 placements within "
+        "their rounding); give --ranks N to say otherwise"
+    )
+    assert "printed size 0 B 2 times: nccl-tests rounds" in job.notes[1]  # no header: the sizes asked for unsaid
+
+
+def test_processes_each_alone_printing_size_0_twice_keep_one_each(tmp_path: Path) -> None:
+    figures = "    10.{}    0.00    0.00       0    10.{}    0.00    0.00    N/A"
+    zero = "           0             0     float    none      -1" + figures
+    sixteen = "          16             4     float    none      -1" + figures
+    rows = [zero.format(10 + k, 20 + k) for k in range(4)] + [sixteen.format(30 + k, 40 + k) for k in range(2)]
+    path = tmp_path / "two-alone.log"  # alltoall_perf -b 4 -e 16 on 1 rank each: 4 and 8 B print as 0 B
+    path.write_text("\n".join(rows) + "\n")
+    job = read_outputs([path], op="all_to_all", ranks=1)
+    assert len(job.devices) == 2 and [t.process for t in job.tables] == [0, 1]
+    assert [[(r.size, r.time_us) for r in t.rows if not r.in_place] for t in job.tables] == [
+        [(0, 10.1), (16, 10.3)],
+        [(0, 10.11), (16, 10.31)],
+    ]
+
+
+def test_rows_whose_figures_disagree_on_the_ranks_are_refused_naming_ranks(tmp_path: Path) -> None:
+    eight = (LOGS / "rows-only-all_reduce.log").read_text().splitlines()[0]
+    sixteen = (LOGS / "rows-only-all_reduce-16-ranks.log").read_text().splitlines()[1]
+    path = tmp_path / "mixed.log"
+    path.write_text(f"{eight}\n{sixteen}\n")
+    with pytest.raises(BadImport) as refused:
+        read_outputs([path], op="all_reduce")
+    assert str(refused.value) == (
+        f"{path}:1: rows with no header: the number of ranks is unknown: its rows' busbw/algbw (1.87515) fit no "
+        "rank count of all_reduce; give it with --ranks N (the ranks of the job that printed them; --ranks 1 where "
+        "each process ran alone and printed its own rows)"
+    )
+    assert len(read_outputs([path], op="all_reduce", ranks=8).devices) == 8
