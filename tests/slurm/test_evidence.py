@@ -4,6 +4,7 @@ import pytest
 
 from slurm.evidence import parse_node_addresses, parse_node_states, read_step_messages, signal_of
 from slurm.preflight import RequestRefused, check_request, parse_partitions, slurm_minutes
+from slurm.runner import SlurmFailed
 from slurm.settings import SlurmSettings
 
 KILLED_RANK = """\
@@ -126,3 +127,16 @@ def test_a_request_beyond_the_cluster_is_refused_with_what_is_allowed(
 def test_a_request_the_cluster_can_run_passes() -> None:
     check_request(SlurmSettings(partition="short", account="ml", qos="normal"), 2, 30, Answers())
     check_request(SlurmSettings(), 3, 10_000, Answers())
+
+
+class WithoutAccounting(Answers):
+    def __call__(self, argv: list[str]) -> str:
+        if argv[0] == "sacctmgr":
+            raise SlurmFailed(argv, 1, "", "sacctmgr: error: Problem talking to the database: Connection refused")
+        return super().__call__(argv)
+
+
+def test_an_account_is_left_to_sbatch_when_accounting_cannot_say() -> None:
+    check_request(SlurmSettings(account="physics", qos="turbo"), 1, 10, WithoutAccounting())
+    with pytest.raises(RequestRefused, match="nodes: 4 is more than partition 'debug'"):
+        check_request(SlurmSettings(account="physics"), 4, 10, WithoutAccounting())
