@@ -17,7 +17,8 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="make a run directory out of nccl-tests' output (text or JSON), launcher imported",
         description="Read the output of nccl-tests' *_perf binaries (the text they print, 2.10 on, several runs "
         "in one log allowed, a launcher's prefix on each line stripped (srun --label, Open MPI --tag-output or "
-        "--timestamp-output, pdsh/clush), rows pasted with no header read with --ranks; or their -J JSON files, "
+        "--timestamp-output, pdsh/clush), rows pasted with no header read with their ranks told by busbw/algbw "
+        "or given by --ranks; or their -J JSON files, "
         "JSON_FILE_VERSION 1 to 3) into a new run directory, which "
         "report, compare, history and export read like any run, labelled with the backend, device and versions "
         "the files say (unknown where they do not). The same files imported again into the same --output-dir "
@@ -33,8 +34,9 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     command.add_argument(
         "--ranks",
         type=int,
-        help="the ranks of rows printed with no '# Using devices' lines above them (rows pasted alone); "
-        "1 where each process ran alone (a non-MPI build under mpirun) and printed its own rows",
+        help="the ranks of rows printed with no '# Using devices' lines above them (rows pasted alone), where "
+        "their busbw/algbw does not tell them (broadcast, reduce, sendrecv); 1 where each process ran alone (a "
+        "non-MPI build under mpirun) and printed its own rows",
     )
     command.set_defaults(handler=cmd_import)
 

@@ -5,7 +5,11 @@ A non-MPI build of nccl-tests run under mpirun or srun starts N processes that e
 each print a whole table. With a launcher's prefix their lines are read apart (prefixes.py) and each is a
 table of its own; without one their lines interleave into one table whose `# Using devices` lines repeat
 rank 0 (or, pasted with no header, whose rows repeat their sizes): the k-th row of each size is taken as
-the k-th process's, the only order the output keeps."""
+the k-th process's, the only order the output keeps.
+
+One process may print a size more than once: nccl-tests rounds the count down per rank, so sizes asked for
+one after the other can print alike (with a step factor, only as 0 elements: `alltoall_perf -b 8 -g 2`
+prints two 0 B rows, for 8 and 16 B). Those are kept once (collapse), never taken for other processes."""
 
 from __future__ import annotations
 
