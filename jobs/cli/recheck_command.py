@@ -120,7 +120,8 @@ def _run(cfg: Config, plan: Plan, hold: Hold, check: list[str]) -> int:
     if settled.record is not None:
         record_in_history(cfg, settled.record)
     if not settled.ran:
-        print(f"collbench: recheck: the check could not run (exit {settled.code}); the nodes drained again as they "
-              "were", file=sys.stderr)  # fmt: skip
+        made = "" if settled.run_id else ", no run directory"
+        print(f"collbench: recheck: the check could not run (exit {settled.code}{made}); the nodes drained again "
+              "as they were", file=sys.stderr)  # fmt: skip
         return EXIT_CANNOT_RUN
     return settled.code

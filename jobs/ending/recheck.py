@@ -49,6 +49,8 @@ class Settled:
     """The check's exit status (salloc's own when it allocated nothing)."""
     ran: bool
     """The check ran and settled every node; when not, every node was drained again as it was."""
+    run_id: str
+    """The check's run, '' when it made none."""
     resumed: list[str]
     """One line per node handed back."""
     record: DrainRecord | None
@@ -146,4 +148,4 @@ def settle(plan: Plan, code: int, run_id: str) -> Settled:
             steps.append(DrainStep(host, "resume", list(own.codes), plan.reasons[host], why, True))
             resumed.append(f"RESUMED {host}: {why}")
     record = DrainRecord(run_id=run_id or "recheck", task="check", at=time.time(), steps=steps) if steps else None
-    return Settled(code, ran, resumed, record)
+    return Settled(code, ran, run_id, resumed, record)
