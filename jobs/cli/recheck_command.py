@@ -84,7 +84,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         for argv in (reserve, resume, check, release):
             print(command_text(argv))
         return EXIT_OK
-    return _run(cfg, plan, hold, check)
+    return _recheck(cfg, plan, hold, check)
 
 
 def _hostlist(nodes: str) -> list[str]:
@@ -105,7 +105,7 @@ def _partners(given: str | None) -> list[str]:
         raise ConfigError(f"recheck: --partner {given!r} is not a hostlist ({error})") from None
 
 
-def _run(cfg: Config, plan: Plan, hold: Hold, check: list[str]) -> int:
+def _recheck(cfg: Config, plan: Plan, hold: Hold, check: list[str]) -> int:
     try:
         settled = recheck(cfg, plan, hold, check)
     except Refused as refused:
