@@ -30,7 +30,7 @@ from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.drains import DRAINS
 from jobs.rundir.records.findings import Finding
-from jobs.rundir.records.isolate import IsolateVerdict, SwitchVerdict
+from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchVerdict
 from slurm.hostlist import readable_hostlist
 
 PREFIX = "collbench_"
@@ -57,11 +57,16 @@ GROUP = ("cluster", "config")
 ROW = (*GROUP, "collective", "message_size", "message_size_bytes", "placement", "root")
 NODE = (*GROUP, "hostname", "leaf")
 """`leaf`: the node's leaf switch, '' when the topology is not known."""
-NODE_VERDICTS = ("healthy", "slow", "slow_rail", "stopped")
+NODE_VERDICTS = ("healthy", "slow", "slow_rail", "stopped", "inconclusive")
+"""`inconclusive`: the node, or one of its rails, the evidence could not settle (neither bad nor healthy)."""
 NODE_PAST = (*GROUP, "hostname")
 RAIL = (*GROUP, "hostname", "rail", "hca")
 """`hca`: the rail's HCA or interface as rails.hcas / rails.interfaces name it, '' when they name none."""
-RAIL_VERDICTS = ("healthy", "slow")
+RAIL_VERDICTS = ("healthy", "slow", "inconclusive")
+INCONCLUSIVE = (*GROUP, "hostname", "grain", "rail", "why")
+"""`hostname`: the node, a link 'a-b', a switch link ('s1-s2', 's1 uplink') or, with no topology, the hosts on its
+suspect side; `grain`: node, rail, switch_link or link; `rail`: '' for a node or a switch link on every rail;
+`why`: spread, few_partners, suspect_partners or once."""
 SWITCH = (*GROUP, "switch", "rail")
 """`rail`: '' when the link is slow on every rail (or the verdict is not rail-aligned)."""
 
@@ -218,7 +223,7 @@ def add_run(
 ) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
     outcome = outcome or assess(run)
-    record = verdict_record(assess_isolate(run, outcome)) if outcome.config.task == "isolate" else None
+    record = isolate_record(run, outcome) if outcome.config.task == "isolate" else None
     levels = {node.host: node.median_busbw for node in record.nodes} if record is not None else {}
     known = baselines(run, outcome, levels) if baselines is not None else None
     cfg = outcome.config
@@ -283,6 +288,16 @@ def add_run(
     if known is not None:
         _add_node_past(families, known.nodes, group)
     return dict(zip(GROUP, group, strict=True))
+
+
+def isolate_record(run: RunDir, outcome: RunOutcome) -> IsolateVerdict:
+    """The verdict as isolate.json recorded it once the run ended (what the history holds too), else as the run
+    reads now (running, or its isolate.json unreadable)."""
+    try:
+        recorded = ISOLATE_VERDICT.read_if_any(run.isolate_verdict)
+    except (OSError, RecordError):
+        recorded = None
+    return recorded if recorded is not None else verdict_record(assess_isolate(run, outcome))
 
 
 NO_BASELINE = RowBaseline(None, None, 0)
@@ -352,18 +367,25 @@ def add_isolate_verdict(families: _Families, record: IsolateVerdict, group: Sequ
     if record.level is not None:
         add("isolate_level_bytes_per_second", "The healthy level isolate judges every node against (busbw).",
             GROUP, group, record.level * GB)  # fmt: skip
+    add("isolate_exit_status", "The verdict's exit status: 0 nothing found, 1 a confirmed fault (or a problem of the "
+        "run), 5 nothing confirmed and a unit inconclusive.", GROUP, group, float(record.exit_code))  # fmt: skip
+    add("isolate_inconclusive_units", "How many nodes, rails and links the verdict could not settle (never drained).",
+        GROUP, group, float(len(record.inconclusive)))  # fmt: skip
+    _add_inconclusive(families, record, group)
     stopped = {node.host for node in record.stopped}
     slow_rail = {rail.host for rail in record.bad_rails}
+    undecided = {host for unit in record.inconclusive if unit.grain in ("node", "rail") for host in unit.hosts}
     figures = {node.host: node for node in record.nodes}
     for host in record.hosts:
         verdict = (
             "stopped" if host in stopped else "slow" if host in record.bad_nodes
-            else "slow_rail" if host in slow_rail else "healthy"
+            else "slow_rail" if host in slow_rail else "inconclusive" if host in undecided else "healthy"
         )  # fmt: skip
         node = (*group, host, record.leaves.get(host, ""))
         for state in NODE_VERDICTS:
             add("isolate_node_verdict", "Each node's verdict: 1 on its state (healthy, slow, slow_rail: one of its "
-                "rails slow, stopped), 0 on others.", (*NODE, "verdict"), (*node, state),
+                "rails slow, stopped, inconclusive: it or a rail of it not settled), 0 on others.", (*NODE, "verdict"),
+                (*node, state),
                 float(state == verdict))  # fmt: skip
         figure = figures.get(host)
         if figure is not None:
@@ -375,17 +397,33 @@ def add_isolate_verdict(families: _Families, record: IsolateVerdict, group: Sequ
     _add_switch_links(families, record, group)
 
 
+def _add_inconclusive(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:
+    """1 for each unit the verdict could not settle, at its grain (a warning: nothing is drained for it)."""
+    for unit in record.inconclusive:
+        named = (
+            "-".join(unit.hosts) if unit.grain == "link"
+            else switches_name(unit.switches) or readable_hostlist(unit.hosts) if unit.grain == "switch_link"
+            else readable_hostlist(unit.hosts)
+        )  # fmt: skip
+        rail = str(unit.rail) if unit.rail >= 0 else ""
+        families.add("isolate_inconclusive", "1 for each node, rail, link or switch link the verdict could not settle "
+                     "(INCONCLUSIVE: neither bad nor healthy, never drained).", INCONCLUSIVE,
+                     (*group, named, unit.grain, rail, unit.why), 1.0)  # fmt: skip
+
+
 def _add_rails(families: _Families, record: IsolateVerdict, group: Sequence[str]) -> None:
     """Each (node, rail) of a rail-aligned verdict: slow when the verdict named that rail (the node's other
     rails healthy: its NIC, cable or switch port); a node slow on most of its rails is `slow` on its node."""
     add = families.add
     bad = {(rail.host, rail.rail) for rail in record.bad_rails}
+    undecided = {(host, unit.rail) for unit in record.inconclusive if unit.grain == "rail" for host in unit.hosts}
     for unit in (unit for unit in record.units if unit.rail >= 0):  # rail -1: a node-grain verdict's nodes again
         labels = (*group, unit.host, str(unit.rail), _hca(record, unit.rail))
-        verdict = "slow" if (unit.host, unit.rail) in bad else "healthy"
+        key = (unit.host, unit.rail)
+        verdict = "slow" if key in bad else "inconclusive" if key in undecided else "healthy"
         for state in RAIL_VERDICTS:
             add("isolate_rail_verdict", "Each node's rail's verdict: 1 on its state (healthy, slow: the verdict "
-                "named that rail), 0 on the other.", (*RAIL, "verdict"), (*labels, state),
+                "named that rail, inconclusive: not settled), 0 on the others.", (*RAIL, "verdict"), (*labels, state),
                 float(state == verdict))  # fmt: skip
         add("isolate_rail_bus_bandwidth_bytes_per_second", "The node's median busbw on the rail over its groups.",
             RAIL, labels, unit.median_busbw * GB)  # fmt: skip

@@ -42,7 +42,7 @@ def test_a_slow_rail_is_its_host_rail_and_hca_and_the_node_carries_its_leaf(
     assert result.returncode == 0, result.stderr
     samples = _checked(result.stdout)
     verdicts = samples["collbench_isolate_rail_verdict"]
-    assert len(verdicts) == 6 * 2 * 2, "each node's two rails, one series a state"
+    assert len(verdicts) == 6 * 2 * 3, "each node's two rails, one series a state"
     slow = [_labels(s) for s in verdicts if 'verdict="slow"' in s and s.endswith(" 1.0")]
     assert slow == [
         {"cluster": "lab", "config": "iso", "hostname": "n3", "rail": "1", "hca": "mlx5_1", "verdict": "slow"}

@@ -12,25 +12,8 @@ from jobs.history import schema
 from jobs.history.database import open_history
 from jobs.history.ingest import record_run
 from jobs.history.node_record import node_record
-from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
-from jobs.inspect.report import assess
-from jobs.rundir.layout import RunDir
-from jobs.rundir.records.isolate import ISOLATE_VERDICT, InconclusiveVerdict
 from tests.conftest import collbench
-from tests.jobs.history.fabric_runs import rail_isolate_run
-
-
-def inconclusive_run(output_dir: Path, found: bool = False) -> RunDir:
-    """A healthy rail-aligned isolate run whose isolate.json holds n3 and n5's rail 1 inconclusive (what the
-    inference writes when the evidence cannot settle them); `found`: n1's rail 0 slow and confirmed besides."""
-    run = rail_isolate_run(output_dir, (lambda pair, rail: rail == 0 and 0 in pair) if found else (lambda *_: False))
-    record = verdict_record(assess_isolate(run, assess(run)))
-    record.inconclusive = [
-        InconclusiveVerdict(["n3"], "node", -1, [], 6, 3, 15.0, 0.78, "spread", 0.9, "INCONCLUSIVE n3: ..."),
-        InconclusiveVerdict(["n5"], "rail", 1, [], 5, 2, 16.0, 0.8, "few_partners", 0.4, "INCONCLUSIVE n5 ..."),
-    ]
-    run.isolate_verdict.write_bytes(ISOLATE_VERDICT.encode(record))
-    return run
+from tests.jobs.inconclusive_runs import inconclusive_run
 
 
 def outcomes(history_url: str) -> dict[str, tuple[str, str]]:
