@@ -79,8 +79,15 @@ BAD_OVERRIDES = {
         ["bench.dtype=int32", "bench.reduce_op=avg"],
         "reduce op 'avg' on dtype 'int32' is not supported by gloo; gloo runs avg on float16",
     ),
-    "device the backend cannot use": (["device=cuda"], "device 'cuda' cannot be used with backend 'gloo'"),
-    "nccl on cpu": (["backend=nccl"], "device 'cpu' cannot be used with backend 'nccl'; nccl runs on cuda"),
+    # each alone brings the other along (tests/jobs/config/test_backend_device.py); both set apart are refused
+    "device the backend cannot use": (
+        ["device=cuda", "backend=gloo"],
+        "device 'cuda' cannot be used with backend 'gloo'",
+    ),
+    "nccl on cpu": (
+        ["backend=nccl", "device=cpu"],
+        "device 'cpu' cannot be used with backend 'nccl'; nccl runs on cuda",
+    ),
     "not key=value": (["ranks"], "override 'ranks' is not KEY=VALUE"),
     "fault rank outside the world": (["faults.fail_rank=5"], "faults.fail_rank: 5 is not a rank of this run"),
     "root outside the world": (["bench.root=2"], "bench.root: 2 is not a rank of this run; allowed: 0-1 or all"),
