@@ -33,6 +33,7 @@ ALERTS = {
     "CollbenchRunFailed",
     "CollbenchBadNodeRailOrLink",
     "CollbenchIsolateBadFound",
+    "CollbenchIsolateInconclusive",
     "CollbenchStale",
     "CollbenchNodeDrained",
     "CollbenchNodeDrift",
