@@ -1,21 +1,28 @@
-"""`collbench compare BASELINE CANDIDATE`: busbw size by size, with a verdict against a tolerance.
+"""`collbench compare BASELINE CANDIDATE`: busbw size by size, with a verdict against a tolerance and the
+runs' own noise.
 
 Rows are matched on (op, dtype, reduce op, root, size, placement) and rank count; whatever does not
-match is stated, never silently compared. Two sweeps are compared node count by node count.
+match is stated, never silently compared. Two sweeps are compared node count by node count. A drop is a
+regression only beyond the tolerance (a looser one for latency-bound rows) and beyond what the two runs'
+noise explains (jobs.inspect.compare_noise): the rows' own errors, and the comparison's scatter.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from collectives.results import SummaryRow, placement_name
 from collectives.sizes import format_size, parse_size
 from collectives.table import busbw_decimals
 from jobs.config.schema import ConfigError
+from jobs.inspect.compare_noise import NO_SPREAD, Spreads, Step, latency_bound, row_noise, scatter_noise
 
+LATENCY_TOLERANCE = "20%"
+"""--latency-tolerance's default: the tolerance of a latency-bound row (compare_noise.latency_bound), whose
+figure a busy host or a context switch moves by more than 5% from one run to the next."""
 MOST_DECIMALS = 12
 """Beyond this a float's own noise shows, not a drop."""
 
@@ -60,9 +67,11 @@ class Tolerance:
     default: float = 0.05
     bands: tuple[tuple[int, float], ...] = ()
     """(largest size, tolerance) pairs: sizes up to that bound get that tolerance (smallest bound first)."""
+    latency: float = 0.0
+    """The least tolerance of a latency-bound row (the command line's default: LATENCY_TOLERANCE)."""
 
     @classmethod
-    def parse(cls, default: str, bands: list[str]) -> Tolerance:
+    def parse(cls, default: str, bands: list[str], latency: str = LATENCY_TOLERANCE) -> Tolerance:
         parsed = []
         for band in bands:
             size, sep, fraction = band.partition(":")
@@ -73,14 +82,24 @@ class Tolerance:
             except ValueError as error:
                 raise ConfigError(f"--band-tolerance: {error}") from None
             parsed.append((limit, parse_fraction(fraction, "--band-tolerance")))
-        return cls(default=parse_fraction(default, "--tolerance"), bands=tuple(sorted(parsed)))
+        return cls(
+            default=parse_fraction(default, "--tolerance"),
+            bands=tuple(sorted(parsed)),
+            latency=parse_fraction(latency, "--latency-tolerance"),
+        )
 
     def for_size(self, size: int) -> float:
         return next((fraction for limit, fraction in self.bands if size <= limit), self.default)
 
+    def for_row(self, size: int, bound_by_latency: bool) -> float:
+        """The size's tolerance, or the latency one where the row is latency-bound and that is looser."""
+        return max(self.for_size(size), self.latency if bound_by_latency else 0.0)
+
     def describe(self) -> str:
-        bands = ", ".join(f"sizes <= {format_size(limit)}: {fraction:.0%}" for limit, fraction in self.bands)
-        return f"{self.default:.0%}" + (f" ({bands})" if bands else "")
+        bands = [f"sizes <= {format_size(limit)}: {fraction:.0%}" for limit, fraction in self.bands]
+        if self.latency:
+            bands.append(f"latency-bound sizes: {self.latency:.0%}")
+        return f"{self.default:.0%}" + (f" ({', '.join(bands)})" if bands else "")
 
 
 Verdict = Literal["ok", "faster", "REGRESSION", "INCOMPLETE"]
@@ -97,10 +116,20 @@ class ComparedRow:
     base_busbw: float
     cand_busbw: float
     tolerance: float
+    """The tolerance of this row: its size's, or the latency one where it is latency-bound."""
     nranks: int = 0
     base_ranks: int = 0
     """Ranks behind the baseline's figure; fewer than nranks makes the row incomplete."""
     cand_ranks: int = 0
+    noise: float | None = None
+    """The drop (a fraction) the two runs' noise explains for this row: NOISE_Z of its errors or of the
+    comparison's scatter, the larger; None where only the figures were compared."""
+    latency_bound: bool = False
+
+    @property
+    def band(self) -> float:
+        """The drop a regression must exceed: the tolerance, or the noise where that is wider."""
+        return max(self.tolerance, self.noise or 0.0)
 
     @property
     def incomplete(self) -> list[str]:
@@ -118,9 +147,9 @@ class ComparedRow:
     def verdict(self) -> Verdict:
         if self.incomplete:
             return "INCOMPLETE"
-        if self.ratio < 1 - self.tolerance:
+        if self.ratio < 1 - self.band:
             return "REGRESSION"
-        return "faster" if self.ratio > 1 + self.tolerance else "ok"
+        return "faster" if self.ratio * (1 - self.band) > 1 else "ok"  # as far above as a regression is below
 
     @property
     def placement(self) -> str:
@@ -131,8 +160,11 @@ class ComparedRow:
         return (
             f"{name:>16} {self.size:>12} {self.placement:>12} {self.root:>5} {self.base_busbw:>11.{decimals}f} "
             f"{self.cand_busbw:>11.{decimals}f} {self.ratio:>7.{ratio_decimals}f} {self.tolerance:>5.0%} "
-            f"{self.verdict}"
+            f"{'-' if self.noise is None else f'{self.noise:.1%}':>6} {self.verdict}"
         )
+
+    def _noise_words(self) -> str:
+        return "" if self.noise is None else f", the runs' noise {self.noise:.1%}"
 
     def regression(self) -> str:
         prefix = f"{self.label}: " if self.label else ""
@@ -140,7 +172,7 @@ class ComparedRow:
         return (
             f"{prefix}{self.op} {self.size} B {self.placement}: busbw {cand} GB/s is "
             f"{percent_apart(1 - self.ratio)} below the baseline's {base} "
-            f"(tolerance {self.tolerance:.0%})"
+            f"(tolerance {self.tolerance:.0%}{', latency-bound' if self.latency_bound else ''}{self._noise_words()})"
         )
 
 
@@ -183,17 +215,27 @@ class Comparison:
             "regressions": self.regressions,
             "incomplete": self.incomplete,
             "notes": self.notes,
-            "rows": [{**asdict(row), "ratio": row.ratio, "verdict": row.verdict} for row in self.rows],
+            "rows": [
+                {**asdict(row), "ratio": row.ratio, "band": row.band, "verdict": row.verdict} for row in self.rows
+            ],
         }
 
 
 HEADER = (
     f"#{'op':>15} {'size (B)':>12} {'placement':>12} {'root':>5} {'base busbw':>11} {'cand busbw':>11} "
-    f"{'ratio':>7} {'tol':>5} verdict"
+    f"{'ratio':>7} {'tol':>5} {'noise':>6} verdict"
 )
 
 
-def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tolerance, label: str = "") -> Comparison:
+def compare_rows(
+    base: list[SummaryRow],
+    cand: list[SummaryRow],
+    tolerance: Tolerance,
+    label: str = "",
+    spreads: tuple[Spreads, Spreads] | None = None,
+) -> Comparison:
+    """Every row of both, matched; `spreads`: each run's (compare_noise.read_spreads), whose noise widens a
+    row's band (a row with no per-iteration times on a side: NO_SPREAD); None compares the figures alone."""
     result = Comparison()
     prefix = f"{label}: " if label else ""
     empty = [side for side, rows in (("baseline", base), ("candidate", cand)) if not rows]
@@ -208,6 +250,7 @@ def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tole
         )
         return result
     result.notes += _mismatches(base, cand, prefix)
+    bound = latency_bound(base, spreads[0] if spreads else {})
     cand_by_key = {r.key: r for r in cand}
     for row in base:
         other = cand_by_key.get(row.key)
@@ -215,11 +258,50 @@ def compare_rows(base: list[SummaryRow], cand: list[SummaryRow], tolerance: Tole
             result.rows.append(
                 ComparedRow(
                     label=label, op=row.op, size=row.size, in_place=row.in_place, root=row.root,
-                    base_busbw=row.busbw, cand_busbw=other.busbw, tolerance=tolerance.for_size(row.size),
-                    nranks=row.nranks, base_ranks=row.ranks_reporting, cand_ranks=other.ranks_reporting,
+                    base_busbw=row.busbw, cand_busbw=other.busbw,
+                    tolerance=tolerance.for_row(row.size, row.key in bound), nranks=row.nranks,
+                    base_ranks=row.ranks_reporting, cand_ranks=other.ranks_reporting, latency_bound=row.key in bound,
                 )
             )  # fmt: skip
+    if spreads is not None:
+        result.rows, unmeasured = _with_noise(result.rows, base, spreads)
+        if unmeasured:
+            result.notes.append(
+                f"{prefix}{unmeasured} row(s) with no per-iteration times on a side (a loop timer, or an import): "
+                f"their noise is taken as {NO_SPREAD:.0%}; bench.per_iteration=true measures it"
+            )
+        result.notes += _wide_noise(result.rows, prefix)
     return result
+
+
+def _wide_noise(rows: list[ComparedRow], prefix: str) -> list[str]:
+    """One line where the runs are noisier than the tolerance: what a drop must then exceed."""
+    wide = [row for row in rows if (row.noise or 0.0) > row.tolerance]
+    if not wide:
+        return []
+    return [
+        f"{prefix}the runs' noise is wider than the tolerance on {len(wide)} of {len(rows)} row(s), up to "
+        f"{max(row.band for row in wide):.0%}: a drop within it is not called a regression (more iterations or a "
+        "quieter machine narrow it)"
+    ]
+
+
+def _with_noise(
+    rows: list[ComparedRow], base: list[SummaryRow], spreads: tuple[Spreads, Spreads]
+) -> tuple[list[ComparedRow], int]:
+    """The rows with the noise their runs explain, and how many had no spread to measure it by."""
+    keys = {(r.op, r.size, r.in_place, r.root): r.key for r in base}
+    scatter = scatter_noise(
+        Step((row.op, row.in_place, row.root), row.size, row.latency_bound, row.ratio) for row in rows
+    )
+    noisy, unmeasured = [], 0
+    for row in rows:
+        key = keys[(row.op, row.size, row.in_place, row.root)]
+        own = row_noise(spreads[0].get(key), spreads[1].get(key))
+        unmeasured += own is None
+        noise = max(NO_SPREAD if own is None else own, scatter.get(row.latency_bound, 0.0))
+        noisy.append(replace(row, noise=noise))
+    return noisy, unmeasured
 
 
 def _mismatches(base: list[SummaryRow], cand: list[SummaryRow], prefix: str) -> list[str]:

@@ -1,13 +1,16 @@
-"""`collbench compare`: tolerances, matching, and verdicts on real local runs and edited copies of them."""
+"""`collbench compare`: tolerances, matching, and verdicts on real local runs and edited copies of them (the
+runs' noise: test_compare_noise.py)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from collectives.results import SummaryRow
 from jobs.config.schema import ConfigError
 from jobs.inspect.compare import Tolerance, compare_rows
 from tests.conftest import collbench, read_jsonl
@@ -16,13 +19,21 @@ from tests.jobs.rows import slow_down, summary_row
 FAST = ["bench.min_bytes=256", "bench.max_bytes=16K", "bench.step_factor=4", "bench.warmup_iters=1", "bench.iters=3"]
 
 
+def timed(op: str, size: int, busbw: float, nranks: int) -> SummaryRow:
+    """A row whose time grows with its size as a link's does (10 us of latency, then 1 GB/s): only the
+    smallest sizes are latency-bound."""
+    return replace(summary_row(op, size, busbw, nranks), time_us=10.0 + size / 1e3)
+
+
 def test_tolerance_per_band_and_default() -> None:
     tolerance = Tolerance.parse("5%", ["1M:10%", "64K:0.2"])
     assert tolerance.for_size(64 << 10) == 0.2
     assert tolerance.for_size((64 << 10) + 1) == 0.1
     assert tolerance.for_size(1 << 20) == 0.1
     assert tolerance.for_size(1 << 30) == 0.05
-    assert tolerance.describe() == "5% (sizes <= 64K: 20%, sizes <= 1M: 10%)"
+    assert tolerance.describe() == "5% (sizes <= 64K: 20%, sizes <= 1M: 10%, latency-bound sizes: 20%)"
+    assert tolerance.for_row(1 << 30, bound_by_latency=True) == 0.2 and tolerance.for_row(1 << 30, False) == 0.05
+    assert Tolerance.parse("5%", [], "0").describe() == "5%", "--latency-tolerance 0 turns the latency band off"
 
 
 @pytest.mark.parametrize(
@@ -33,16 +44,18 @@ def test_bad_tolerances_name_the_value(default: str, bands: list[str], quoted: s
     with pytest.raises(ConfigError) as caught:
         Tolerance.parse(default, bands)
     assert quoted in str(caught.value)
+    with pytest.raises(ConfigError, match="--latency-tolerance: 'lots' is not a tolerance"):
+        Tolerance.parse("5%", [], "lots")
 
 
 def test_a_drop_beyond_the_tolerance_is_the_only_regression() -> None:
-    base = [summary_row("all_reduce", size, 10.0, 8) for size in (1024, 1 << 20, 1 << 26)]
-    cand = [summary_row("all_reduce", 1024, 8.5, 8), summary_row("all_reduce", 1 << 20, 9.6, 8)]
-    cand.append(summary_row("all_reduce", 1 << 26, 12.0, 8))
+    base = [timed("all_reduce", size, 10.0, 8) for size in (1024, 1 << 20, 1 << 26)]
+    cand = [timed("all_reduce", 1024, 8.5, 8), timed("all_reduce", 1 << 20, 9.6, 8)]
+    cand.append(timed("all_reduce", 1 << 26, 12.0, 8))
     result = compare_rows(base, cand, Tolerance.parse("5%", ["64K:20%"]))
     assert [row.verdict for row in result.rows] == ["ok", "ok", "faster"]  # -15% within 20%, -4% within 5%
 
-    cand[1] = summary_row("all_reduce", 1 << 20, 9.4, 8)
+    cand[1] = timed("all_reduce", 1 << 20, 9.4, 8)
     result = compare_rows(base, cand, Tolerance.parse("5%", ["64K:20%"]))
     assert [row.verdict for row in result.rows] == ["ok", "REGRESSION", "faster"]
     assert result.regressions == [
@@ -88,7 +101,7 @@ def copy_run(run: Path, where: Path, name: str) -> Path:
     target = where / name
     shutil.copytree(run, target)
     for derived in ("summary.json", "table.txt"):
-        (target / derived).unlink()
+        (target / derived).unlink(missing_ok=True)
     return target
 
 
@@ -97,10 +110,10 @@ def test_an_identical_run_passes(baseline: Path, tmp_path: Path) -> None:
     same = copy_run(baseline, tmp_path, "same")
     result = collbench("compare", str(baseline), str(same), "--json", "verdict.json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    rows = [line for line in result.stdout.splitlines() if not line.startswith("#")]
+    rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
     summary = json.loads((baseline / "summary.json").read_text())["rows"]
     assert len(rows) == len(summary) > 0
-    assert all(line.split()[-2:] == ["5%", "ok"] and line.split()[-3] == "1.000" for line in rows)
+    assert all(cells[-1] == "ok" and cells[-3] in ("5%", "20%") and cells[-4] == "1.000" for cells in rows)
     assert f"# {len(summary)} row(s) compared, 0 regression(s)" in result.stdout
     verdict = json.loads((tmp_path / "verdict.json").read_text())
     assert (verdict["compared"], verdict["regressions"]) == (len(summary), [])
@@ -108,22 +121,35 @@ def test_an_identical_run_passes(baseline: Path, tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_an_injected_regression_is_flagged_with_exit_1(baseline: Path, tmp_path: Path) -> None:
-    slower = copy_run(baseline, tmp_path, "slower")
-    slow_down(slower, "all_gather", 4096, 1.25)  # busbw falls to 80 %
-    result = collbench("compare", str(baseline), str(slower), "--tolerance", "10%", cwd=tmp_path)
+    """On a quiet run (every call the same time: no noise to widen the band) a drop beyond the tolerance is a
+    regression; a per-band tolerance is what lets it pass."""
+    quiet = copy_run(baseline, tmp_path, "quiet")
+    steady(quiet)
+    slower = copy_run(quiet, tmp_path, "slower")
+    slow_down(slower, "all_gather", 4096, 1.5)  # busbw falls to 2/3
+    result = collbench("compare", str(quiet), str(slower), "--tolerance", "10%", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     flagged = [line for line in result.stdout.splitlines() if line.endswith("REGRESSION")]
     assert [line.split()[:3] for line in flagged] == [
         ["all_gather", "4096", "out-of-place"],
         ["all_gather", "4096", "in-place"],
     ]
-    assert all(line.split()[-3] == "0.800" for line in flagged)
+    assert all(line.split()[-4] == "0.667" and line.split()[-2] == "0.0%" for line in flagged)
     assert "2 regression(s)" in result.stdout
     assert "collbench: REGRESSION: all_gather 4096 B out-of-place: busbw" in result.stderr
-    assert "is 20.0% below the baseline's" in result.stderr
+    assert "is 33.3% below the baseline's" in result.stderr
 
-    loose = collbench("compare", str(baseline), str(slower), "--band-tolerance", "4K:25%", cwd=tmp_path)
-    assert loose.returncode == 0, "a per-band tolerance of 25% up to 4 KiB lets a 20% drop at 4 KiB pass"
+    loose = collbench("compare", str(quiet), str(slower), "--band-tolerance", "4K:40%", cwd=tmp_path)
+    assert loose.returncode == 0, "a per-band tolerance of 40% up to 4 KiB lets a 33% drop at 4 KiB pass"
+
+
+def steady(run: Path) -> None:
+    """Every rank's every call took its mean time: a run with no noise inside it."""
+    for path in (run / "results").glob("rank-*.jsonl"):
+        records = read_jsonl(path)
+        for record in records:
+            record["times_us"] = [record["time_us"]] * len(record["times_us"])
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 @pytest.mark.integration
@@ -132,8 +158,29 @@ def test_different_rank_counts_are_stated_not_compared(baseline: Path, tmp_path:
     assert other.returncode == 0, other.stderr
     result = collbench("compare", str(baseline), str(other.run_dir()), cwd=tmp_path)
     assert result.returncode == 1
-    assert "# note: rank counts differ ([2] vs [3]): busbw is not comparable, nothing compared" in result.stdout
+    said = result.stdout.splitlines()
+    assert said[1] == (
+        "# note: not comparable: world size 2 vs 3: busbw of one is not a baseline for the other, nothing compared"
+    ), "said first, before the table and its count"
+    assert said[-1] == "# 0 row(s) compared, 0 regression(s), 0 incomplete"
     assert "collbench: FAILED: nothing comparable between the two" in result.stderr
+
+
+@pytest.mark.integration
+def test_runs_on_another_gpu_model_are_said_not_comparable_first(baseline: Path, tmp_path: Path) -> None:
+    a, b = copy_run(baseline, tmp_path, "a100"), copy_run(baseline, tmp_path, "h100")
+    for run, model in ((a, "NVIDIA A100-SXM4-80GB"), (b, "NVIDIA H100 80GB HBM3")):
+        env = run / "env" / "rank-00000.json"
+        env.write_text(json.dumps({**json.loads(env.read_text()), "gpu": {"index": 0, "name": model}}))
+    result = collbench("compare", str(a), str(b), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1] == (
+        "# note: not comparable: GPU NVIDIA A100-SXM4-80GB vs NVIDIA H100 80GB HBM3: busbw of one is not a "
+        "baseline for the other, nothing compared"
+    )
+    assert collbench("compare", str(a), str(baseline), cwd=tmp_path).returncode == 0, (
+        "a GPU one side lacks is no difference"
+    )
 
 
 @pytest.mark.integration
@@ -191,14 +238,15 @@ def test_a_results_line_cut_mid_write_is_named_and_its_row_is_incomplete_not_ok(
 
 def test_a_regression_of_tiny_or_close_figures_reads_as_two_different_numbers() -> None:
     """Every table that sets figures side by side prints digits enough that a drop named a regression shows."""
-    base = [summary_row("all_reduce", 1024, 0.000134, 8), summary_row("all_reduce", 1 << 20, 100.0004, 8)]
-    cand = [summary_row("all_reduce", 1024, 0.000123, 8), summary_row("all_reduce", 1 << 20, 100.0001, 8)]
+    base = [timed("all_reduce", 1024, 0.000134, 8), timed("all_reduce", 1 << 20, 100.0004, 8)]
+    cand = [timed("all_reduce", 1024, 0.000123, 8), timed("all_reduce", 1 << 20, 100.0001, 8)]
     result = compare_rows(base, cand, Tolerance(default=0.0))
     assert [row.verdict for row in result.rows] == ["REGRESSION", "REGRESSION"]
     tiny, close = (line.split() for line in result.lines())
     assert tiny[4] != tiny[5] and (tiny[4], tiny[5]) == ("0.000134", "0.000123")
     assert (close[4], close[5], close[6]) == ("100.000400", "100.000100", "0.999997"), "not 100.00 and 1.000"
     assert result.regressions[0] == (
-        "all_reduce 1024 B out-of-place: busbw 0.000123 GB/s is 8.2% below the baseline's 0.000134 (tolerance 0%)"
+        "all_reduce 1024 B out-of-place: busbw 0.000123 GB/s is 8.2% below the baseline's 0.000134 (tolerance 0%, "
+        "latency-bound)"
     )
     assert "busbw 100.0001 GB/s is 0.0003% below the baseline's 100.0004" in result.regressions[1]
