@@ -6,13 +6,21 @@ The leaves of a rail are joined by one uplink, the veth pair `cbu<r>s1` <-> `cbu
 leaves crosses it, traffic within a leaf does not. eth0 (10.78.0.1I, bridge cbbr0) carries Slurm as before.
 
 Each fault is a context manager that slows links with the kernel's traffic control (tbf, as the isolate tests
-do) and removes that shaping when the block ends, whatever happens in it."""
+do) and removes that shaping when the block ends, whatever happens in it. `noisy` is the fabric's background
+noise: the rate of every switch port toward a node (htb) drawn afresh every period, as other jobs' traffic
+would leave it. It shapes only the switch side of each link, the faults only the node side and the uplinks, so
+a fault and the noise never share a device and compose in any order."""
 
 from __future__ import annotations
 
+import math
+import random
+import re
 import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 
 RAILS: int = 2
 """tests/cluster/up.sh's default RAILS."""
@@ -64,11 +72,18 @@ def _tbf(rate: str) -> list[str]:
 
 @contextmanager
 def _shaped(prefix: list[str], device: str, rate: str) -> Iterator[None]:
-    """tbf at `rate` on `device` (run behind `prefix`, e.g. ip netns exec NS) for the block; removed after.
-    `tc qdisc add` fails on a device already shaped, and then nothing is removed: not someone else's shaping."""
+    """tbf at `rate` on `device` (run behind `prefix`, e.g. ip netns exec NS) for the block; removed after."""
+    with _shaped_by(prefix, device, _tbf(rate)):
+        yield
+
+
+@contextmanager
+def _shaped_by(prefix: list[str], device: str, qdisc: list[str]) -> Iterator[None]:
+    """The root `qdisc` (tc's words after `dev DEVICE`) on `device` for the block; removed after. `tc qdisc add`
+    fails on a device already shaped, and then nothing is removed: not someone else's shaping."""
     added = False
     try:
-        command = [*prefix, "tc", "qdisc", "add", "dev", device, *_tbf(rate)]
+        command = [*prefix, "tc", "qdisc", "add", "dev", device, *qdisc]
         proc = subprocess.run(command, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(command)}: exit {proc.returncode}: {proc.stderr.strip()}")
@@ -108,3 +123,108 @@ def slowed_node(node: str, rate: str = "20mbit") -> Iterator[None]:
         for device in ["eth0", *(rail_interface(r) for r in range(RAILS))]:
             stack.enter_context(_shaped(prefix, device, rate))
         yield
+
+
+def port(node: str, rail: int) -> str:
+    """The rail's leaf switch port toward the node, in the root namespace: (n4, 1) -> cbr1v4. What it sends is
+    what the node receives on the rail."""
+    leaf_of(node)
+    _check_rail(rail)
+    return f"cbr{rail}v{node.removeprefix('n')}"
+
+
+RATE = re.compile(r"(\d+(?:\.\d+)?)(kbit|mbit|gbit)")
+BITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+
+
+def bits_per_s(rate: str) -> float:
+    """tc's rate as bits a second: '300mbit' -> 3e8. Only kbit, mbit and gbit, as the faults and the noise write."""
+    found = RATE.fullmatch(rate)
+    if not found:
+        raise ValueError(f"rate {rate!r}: write a number and kbit, mbit or gbit (e.g. 300mbit)")
+    return float(found.group(1)) * BITS[found.group(2)]
+
+
+@dataclass
+class Noise:
+    """What `noisy` shapes and has done: its ports, how many times it drew their rates, the draws' range (bits a
+    second), and the first error of a redraw (raised when the block ends)."""
+
+    ports: list[str]
+    low: float
+    high: float
+    draws: int = 0
+    error: str = ""
+    rates: dict[str, float] = field(default_factory=dict)
+    """Each port's current rate, bits a second."""
+
+    def draw(self, rng: random.Random) -> list[str]:
+        """A fresh rate for every port, log-uniform in [low, high]: tc -batch lines that set them."""
+        lines = []
+        for device in self.ports:
+            rate = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+            self.rates[device] = rate
+            lines.append(f"class replace dev {device} parent 1: classid 1:1 htb {_htb_rate(rate)}")
+        self.draws += 1
+        return lines
+
+
+def _htb_rate(bits: float) -> str:
+    kbit = max(1, round(bits / 1e3))
+    return f"rate {kbit}kbit ceil {kbit}kbit burst 256k cburst 256k"
+
+
+def _tc_batch(lines: Sequence[str]) -> str:
+    """Run tc's commands in one process; its error text, empty when every line took."""
+    proc = subprocess.run(["tc", "-batch", "-"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    return "" if proc.returncode == 0 else f"tc -batch: exit {proc.returncode}: {proc.stderr.strip()}"
+
+
+@contextmanager
+def _port_shaped(device: str) -> Iterator[None]:
+    """An htb root on the port, every packet in class 1:1 (whose rate the noise sets), for the block; removed
+    after. A port already shaped fails it, and then nothing is removed."""
+    with _shaped_by([], device, ["root", "handle", "1:", "htb", "default", "1"]):
+        yield
+
+
+@contextmanager
+def noisy(
+    low: str = "300mbit", high: str = "3gbit", period_s: float = 1.0, seed: int = 40, rails: Sequence[int] = ()
+) -> Iterator[Noise]:
+    """Background noise on the fabric for the block: every switch port toward a node, on `rails` (every rail by
+    default), gets a rate drawn log-uniform in [low, high] and drawn afresh every `period_s` (from a generator
+    seeded with `seed`), as a link shared with other jobs leaves each pair more or less of it from one moment to
+    the next. A healthy veth pair carries 1.5-2.5 Gbit/s here, so `high` rarely binds and `low` does: the healthy
+    figures spread, a fault at 100 Mbit/s stays under the slowest of them. Removed after, whatever happens; a
+    redraw that failed is raised then. (The kernel here has no netem, so noise is in the rate, not in delay.)"""
+    noise = Noise(
+        ports=[port(node, rail) for rail in (rails or range(RAILS)) for node in NODES],
+        low=bits_per_s(low),
+        high=bits_per_s(high),
+    )
+    if not 0 < noise.low <= noise.high or period_s <= 0:
+        raise ValueError(f"noisy(low={low}, high={high}, period_s={period_s}): want 0 < low <= high, period_s > 0")
+    rng = random.Random(seed)
+    stop = threading.Event()
+    with ExitStack() as stack:
+        for device in noise.ports:
+            stack.enter_context(_port_shaped(device))
+        if error := _tc_batch(noise.draw(rng)):
+            raise RuntimeError(error)
+        redraws = threading.Thread(target=_redraw, args=(noise, rng, period_s, stop), daemon=True)
+        redraws.start()
+        try:
+            yield noise
+        finally:
+            stop.set()
+            redraws.join()
+    if noise.error:
+        raise RuntimeError(f"noisy: a redraw failed: {noise.error}")
+
+
+def _redraw(noise: Noise, rng: random.Random, period_s: float, stop: threading.Event) -> None:
+    while not stop.wait(period_s):
+        error = _tc_batch(noise.draw(rng))
+        if error and not noise.error:
+            noise.error = error
