@@ -1,0 +1,31 @@
+"""`collbench report RUN` exits with the same status whatever it prints: an isolate run's verdict counts in
+JSON and CSV as in the table, and as `isolate report` says it (issue 39)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jobs.cli.main import main
+from tests.jobs.rundir.synthetic import isolate_run
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_every_format_of_an_isolate_run_exits_as_isolate_report_does(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = isolate_run(tmp_path, nodes=4, slow_link=(1, 2))
+    assert main(["isolate", "report", str(run.path)]) == 1, "the slow link n2-n3 is named: exit 1"
+    capsys.readouterr()
+    assert main(["report", str(run.path), "--format", fmt]) == 1
+    printed = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(printed)["run_id"] == run.run_id, "stdout stays one JSON document: no verdict text in it"
+
+
+def test_a_healthy_isolate_run_exits_0_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = isolate_run(tmp_path, nodes=4, slow_link=(-1, -1))
+    codes = {fmt: main(["report", str(run.path), "--format", fmt]) for fmt in ("table", "json", "csv")}
+    assert codes == {"table": 0, "json": 0, "csv": 0}, capsys.readouterr().err
