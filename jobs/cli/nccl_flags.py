@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobs.cli.options import NCCL_FLAGS_DEST
 from jobs.config.schema import ConfigError
 
-DEST = "nccl_flags"
+DEST = NCCL_FLAGS_DEST
 """The namespace attribute that holds the flags given, in order: (Flag, value or None)."""
 
 

@@ -12,6 +12,9 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+NCCL_FLAGS_DEST = "nccl_flags"
+"""Where jobs/cli/nccl_flags.py's flags land: listed apart from a command's own options."""
+
 RUNS_DIR = "runs"
 """Where ids are looked up when no --output-dir is given."""
 
@@ -33,14 +36,22 @@ spelling as an alias registers it itself; elsewhere the old spelling is answered
 def unknown_option_error(command: argparse.ArgumentParser, name: str, tokens: Sequence[str]) -> str:
     """The one line for `tokens` that collbench NAME does not take: the first unknown option, what the
     command allows, and the spelling it most likely meant."""
-    options = sorted({action.option_strings[0] for action in command._actions if action.option_strings} - {"-h"})
+    own = [action for action in command._actions if action.option_strings and action.dest != NCCL_FLAGS_DEST]
+    options = sorted({action.option_strings[0] for action in own} - {"-h"})
+    spellings = options + [
+        spelling
+        for action in command._actions
+        if action.dest == NCCL_FLAGS_DEST and action.help != argparse.SUPPRESS
+        for spelling in action.option_strings
+    ]
     unknown = next((token for token in tokens if token.startswith("-")), None)
     if unknown is None:
         return f"collbench {name}: unrecognized arguments: {' '.join(tokens)}"
     said = unknown.split("=", 1)[0]
-    meant = _meant(said, options)
+    meant = _meant(said, spellings)
     hint = f"; did you mean {meant}?" if meant else ""
-    return f"collbench {name}: {said} is not an option here; allowed: {', '.join(options)}{hint}"
+    flags = " and nccl-tests' flags (collbench config lists them)" if len(spellings) > len(options) else ""
+    return f"collbench {name}: {said} is not an option here; allowed: {', '.join(options)}{flags}{hint}"
 
 
 def _meant(said: str, options: Sequence[str]) -> str:

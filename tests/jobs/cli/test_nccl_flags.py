@@ -144,3 +144,10 @@ def test_collbench_config_lists_the_flags_beside_their_keys(capsys: pytest.Captu
     keys = {key["key"]: key for key in json.loads(capsys.readouterr().out)}
     assert keys["bench.iters"]["nccl_tests_flag"] == "-n, --iters"
     assert keys["bench.timer"]["nccl_tests_flag"] is None
+
+
+def test_a_misspelt_long_flag_is_answered_with_nccl_tests_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--maxbyte", "8"]) == 2
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.endswith("--tolerance and nccl-tests' flags (collbench config lists them); did you mean --maxbytes?")
+    assert " -b," not in line  # the command's own options are listed, the flags named once
