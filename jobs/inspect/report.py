@@ -36,18 +36,35 @@ class Thresholds:
     max_size: int | None = None
 
     def problems(self, rows: list[SummaryRow]) -> list[str]:
+        """A row under the floor, a line each; one line where no row is in the size range (a gate that
+        checked nothing must not pass)."""
         if self.min_busbw is None:
             return []
+        in_range = [row for row in rows if self.in_range(row.size)]
+        if rows and not in_range:
+            return [self.matched_nothing(rows)]
         found = []
-        for row in rows:
-            in_range = row.size >= self.min_size and (self.max_size is None or row.size <= self.max_size)
-            if in_range and row.busbw < self.min_busbw:
+        for row in in_range:
+            if row.busbw < self.min_busbw:
                 root = f" root {row.root}" if row.root >= 0 else ""
                 found.append(
                     f"{row.op} size {row.size} {placement_name(row.in_place)}{root}: busbw {row.busbw:.3f} GB/s "
                     f"is below --min-busbw {self.min_busbw:g}"
                 )
         return found
+
+    def in_range(self, size: int) -> bool:
+        return size >= self.min_size and (self.max_size is None or size <= self.max_size)
+
+    def matched_nothing(self, rows: list[SummaryRow]) -> str:
+        from collectives.sizes import format_size
+
+        low, high = (format_size(bound) if bound else "" for bound in (self.min_size, self.max_size))
+        sizes = sorted({row.size for row in rows})
+        return (
+            f"--min-busbw {self.min_busbw:g} --busbw-sizes {low}:{high} matched no row (the run measured "
+            f"{format_size(sizes[0])} to {format_size(sizes[-1])} bytes): nothing was checked"
+        )
 
 
 @dataclass(slots=True)
