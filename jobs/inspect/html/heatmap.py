@@ -20,6 +20,8 @@ MOST_PIXELS = 512
 """Beyond this many hosts a side, each pixel is a block of pairs showing the slowest of them: a slow pair
 stays visible, where sampling would drop it."""
 NAMED = "#c00000"
+UNDECIDED = "#b06000"
+"""The inconclusive nodes and links: marked dashed, in amber, never as the named."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,9 @@ class PairMatrix:
     named_nodes: Mapping[int, str] = field(default_factory=dict)
     """Node -> its label on the axes (its host, with the rail when a rail was named)."""
     named_links: Sequence[tuple[int, int]] = ()
+    undecided_nodes: Mapping[int, str] = field(default_factory=dict)
+    """Node -> its label: a node or rail of it the verdict could not settle (marked apart from the named)."""
+    undecided_links: Sequence[tuple[int, int]] = ()
 
 
 def heatmap_svg(matrix: PairMatrix, title: str) -> Markup | None:
@@ -122,11 +127,11 @@ def _ticks(axis: Any, matrix: PairMatrix, order: Sequence[int], place: Mapping[i
     n = len(order)
     if n <= LABEL_ALL_UP_TO:
         shown = list(range(n))
-        labels = [matrix.named_nodes.get(node, matrix.hosts[node]) for node in order]
+        labels = [_label(matrix, node) for node in order]
     else:
-        named = sorted(matrix.named_nodes, key=lambda node: place[node])
+        named = sorted({*matrix.named_nodes, *matrix.undecided_nodes}, key=lambda node: place[node])
         shown = [place[node] for node in named]
-        labels = [matrix.named_nodes[node] for node in named]
+        labels = [_label(matrix, node) for node in named]
     labels = [plain(label) for label in labels]
     small = 7 if n <= 32 else 6
     axis.set_xticks(shown, labels, rotation=90, fontsize=small)
@@ -136,17 +141,28 @@ def _ticks(axis: Any, matrix: PairMatrix, order: Sequence[int], place: Mapping[i
             if order[at] in matrix.named_nodes:
                 text.set_color(NAMED)
                 text.set_fontweight("bold")
+            elif order[at] in matrix.undecided_nodes:
+                text.set_color(UNDECIDED)
+                text.set_fontstyle("italic")
+
+
+def _label(matrix: PairMatrix, node: int) -> str:
+    return matrix.named_nodes.get(node) or matrix.undecided_nodes.get(node) or matrix.hosts[node]
 
 
 def _marks(axis: Any, matrix: PairMatrix, place: Mapping[int, int], n: int) -> None:
-    """A line along each named node's row and column; a square around each named link's two cells."""
-    for node in matrix.named_nodes:
-        axis.axhline(place[node], color=NAMED, linewidth=0.6, alpha=0.5)
-        axis.axvline(place[node], color=NAMED, linewidth=0.6, alpha=0.5)
-    if matrix.named_links:
-        xs = [place[b] for a, b in matrix.named_links] + [place[a] for a, b in matrix.named_links]
-        ys = [place[a] for a, b in matrix.named_links] + [place[b] for a, b in matrix.named_links]
-        size = max(12.0, (300.0 / n) ** 2)
-        axis.scatter(xs, ys, s=size, marker="s", facecolors="none", edgecolors=NAMED, linewidths=1.2)
+    """A line along each named node's row and column; a square around each named link's two cells; the same,
+    dashed and amber, for each inconclusive node and link."""
+    for nodes, colour, style in ((matrix.named_nodes, NAMED, "-"), (matrix.undecided_nodes, UNDECIDED, "--")):
+        for node in nodes:
+            axis.axhline(place[node], color=colour, linewidth=0.6, alpha=0.5, linestyle=style)
+            axis.axvline(place[node], color=colour, linewidth=0.6, alpha=0.5, linestyle=style)
+    size = max(12.0, (300.0 / n) ** 2)
+    for links, colour, style in ((matrix.named_links, NAMED, "-"), (matrix.undecided_links, UNDECIDED, "--")):
+        if links:
+            xs = [place[b] for a, b in links] + [place[a] for a, b in links]
+            ys = [place[a] for a, b in links] + [place[b] for a, b in links]
+            axis.scatter(xs, ys, s=size, marker="s", facecolors="none", edgecolors=colour, linewidths=1.2,
+                         linestyle=style)  # fmt: skip
     axis.set_xlim(-0.5, n - 0.5)
     axis.set_ylim(n - 0.5, -0.5)

@@ -49,6 +49,10 @@ class PairSection:
     drain: list[str]
     verdict_text: list[str]
     """The verdict as the terminal prints it."""
+    inconclusive: list[str]
+    """One INCONCLUSIVE line per unit the verdict could not settle (neither named nor drained)."""
+    undecided: list[str]
+    """The hosts marked inconclusive on the heatmap: the nodes (or rails) and the two ends of each link."""
     groups: list[GroupRow]
     groups_total: int
 
@@ -60,13 +64,16 @@ def pair_section(iso: IsolateOutcome, cfg: Config, check: CheckOutcome | None = 
     named_hosts = list(dict.fromkeys(f.host for f in findings if f.host in hosts))
     if check is not None:
         text = verdict_lines(check, sum(iso.seconds), cfg.check.budget_s)
+        inconclusive = check.verdict.inconclusive_lines
         cordoned = [node.host for node in check.verdict.cordoned]
         exclude = f"slurm.exclude={readable_hostlist(cordoned)}" if cordoned else ""
         drain = verdict_drains(findings, "check", check.run_id)
     else:
         text = isolate_lines(iso, cfg.isolate.op, cfg.isolate.sizes)
         exclude, drain = iso.exclude(), iso.drain().splitlines()
+        inconclusive = iso.inconclusive_lines()
     matrix = pair_matrix(iso, named_hosts)
+    undecided = {*matrix.undecided_nodes, *(node for link in matrix.undecided_links for node in link)}
     return PairSection(
         kind="check" if check is not None else "isolate",
         heatmap=heatmap_svg(matrix, f"{iso.rounds.mode} {iso.run_id}: busbw of each pair"),
@@ -76,6 +83,8 @@ def pair_section(iso: IsolateOutcome, cfg: Config, check: CheckOutcome | None = 
         exclude=exclude,
         drain=drain,
         verdict_text=text,
+        inconclusive=inconclusive,
+        undecided=[iso.hosts[node] for node in sorted(undecided)],
         groups=group_rows(iso),
         groups_total=len(iso.rounds.measured),
     )
@@ -86,10 +95,18 @@ def pair_matrix(iso: IsolateOutcome, named_hosts: list[str]) -> PairMatrix:
     index = {host: node for node, host in enumerate(iso.hosts)}
     named = {index[host]: host for host in named_hosts}
     links: list[tuple[int, int]] = []
+    undecided: dict[int, str] = {}
+    undecided_links: list[tuple[int, int]] = []
     if verdict is not None:
         for fault in verdict.bad_rails:
             named[fault.node] = f"{iso.hosts[fault.node]} {rail_name(fault.rail, iso.grains.nics)}"
         links = [(link.nodes[0], link.nodes[1]) for link in verdict.bad_links if len(link.nodes) == 2]
+        for unit in verdict.inconclusive:
+            if unit.grain == "link" and len(unit.nodes) == 2:
+                undecided_links.append((min(unit.nodes), max(unit.nodes)))
+            elif unit.grain in ("node", "rail"):
+                on = f" {rail_name(unit.rail, iso.grains.nics)}" if unit.grain == "rail" else ""
+                undecided.update({node: f"{iso.hosts[node]}{on}?" for node in unit.nodes if node not in named})
     return PairMatrix(
         hosts=iso.hosts,
         cells=verdict.matrix if verdict is not None else {},
@@ -97,6 +114,8 @@ def pair_matrix(iso: IsolateOutcome, named_hosts: list[str]) -> PairMatrix:
         leaves=iso.grains.leaves,
         named_nodes=named,
         named_links=links,
+        undecided_nodes=undecided,
+        undecided_links=undecided_links,
     )
 
 

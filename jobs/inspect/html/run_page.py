@@ -9,6 +9,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from jobs.config.exit_codes import EXIT_INCONCLUSIVE
 from jobs.inspect.check_verdict import CheckOutcome, assess_check
 from jobs.inspect.html.curves import busbw_plot, op_curves
 from jobs.inspect.html.log_links import Logs, log_links
@@ -93,7 +94,7 @@ def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, his
         lines += [line for line in history.lines if line.startswith("REGRESSION")]
     if pairs is not None:
         named = [f"{f.host}: {f.code}, {f.figure}" for f in pairs.findings]
-        return verdict(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + lines)
+        return verdict(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)
     headline = "PASSED" if exit_code == 0 else f"FAILED: {lines[0]}" if lines else "FAILED"
     return verdict(headline.replace("FAILED: FAILED: ", "FAILED: "), exit_code, kind, lines)
 
@@ -102,6 +103,10 @@ def _pairs_headline(kind: str, exit_code: int, pairs: PairSection) -> str:
     hosts = ", ".join(pairs.named_hosts[:8]) + (
         f" and {len(pairs.named_hosts) - 8} more" if len(pairs.named_hosts) > 8 else ""
     )
+    if exit_code == EXIT_INCONCLUSIVE:
+        units = [line.removeprefix("INCONCLUSIVE ").split(": ", 1)[0] for line in pairs.inconclusive]
+        more = f" and {len(units) - 4} more" if len(units) > 4 else ""
+        return f"INCONCLUSIVE {', '.join(units[:4])}{more}: nothing confirmed, drain nothing for it"
     if kind == "check":
         if exit_code == 4:
             return "COULD NOT SETTLE: drain nothing for it"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from jobs.config.exit_codes import EXIT_INCONCLUSIVE
 from jobs.config.model import Config
 from jobs.rundir.layout import RunDir
 
@@ -18,11 +19,16 @@ EXIT_WORDS: dict[str, dict[int, str]] = {
         1: "failed: a rank failed, the job did not complete, a row is incomplete, #wrong > 0, busbw under "
         "--min-busbw, or a regression against the history",
     },
-    "isolate": {0: "nothing found", 1: "a bad node, rail or link named, or the job failed"},
+    "isolate": {
+        0: "nothing found",
+        1: "a bad node, rail or link named, or the job failed",
+        EXIT_INCONCLUSIVE: "nothing confirmed, but a node, rail or link inconclusive: drain nothing for it",
+    },
     "check": {
         0: "every node vetted",
         1: "a node cordoned or a link slow",
         4: "the check could not run or settle: drain nothing for it",
+        EXIT_INCONCLUSIVE: "nothing cordoned, but a node, rail or link inconclusive: drain nothing for it",
     },
     "sweep": {0: "every node count completed", 1: "a node count failed, did not finish or was not submitted"},
     "compare": {0: "no regression", 1: "a regression, an incomplete row, or nothing comparable"},
@@ -43,6 +49,10 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.exit_code == EXIT_INCONCLUSIVE
 
     @property
     def exit_words(self) -> str:
