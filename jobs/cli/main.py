@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="collbench",
         description="Collective-communication benchmarks (nccl-tests style) over torch.distributed, "
         "locally or as Slurm jobs. Exit status: 0 passed, 1 failed or #wrong > 0, 2 bad input, "
-        "3 Slurm unavailable, 4 (check only) the check could not run or settle.",
+        "3 Slurm unavailable, 4 (check only) the check could not run or settle, 5 (isolate, check) nothing confirmed "
+        "bad but a node, rail or link inconclusive (drain nothing for it).",
     )
     parser.add_argument("--version", action="version", version=f"collbench {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
