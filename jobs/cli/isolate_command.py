@@ -35,7 +35,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="find the node or link that slows the cluster: rounds of node groups in one Slurm job "
         "(isolate nodes=N ...); or: isolate wait|report JOB_OR_RUN",
         description="Exit status: 0 nothing found, 1 a bad node or link found (or the job failed), "
-        "2 bad input, 3 Slurm unavailable.",
+        "2 bad input, 3 Slurm unavailable, 5 nothing confirmed but a node, rail or link inconclusive.",
     )
     isolate.add_argument("words", nargs="*", metavar="KEY=VALUE | wait|report JOB_OR_RUN")
     isolate.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
