@@ -10,7 +10,7 @@ from pathlib import Path
 
 from collectives.results import ResultFormatError
 from jobs.cli import nccl_flags
-from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
+from jobs.cli.exit_codes import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, worst_exit
 from jobs.cli.html_output import add_html_option, history_place, html_target, write_run_html
 from jobs.cli.options import Parser, add_output_dir_override, command_parser, unknown_option_error, with_output_dir
 from jobs.cli.outcome import (
@@ -298,7 +298,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)
     held = hold_if_asked(outcome, run, args)
-    code = max(code, held.judgement.exit_code if held is not None else EXIT_OK)
+    code = worst_exit(code, held.judgement.exit_code if held is not None else EXIT_OK)  # 1 wins over 5
     if html is not None:
         place = history_place(held) if held is not None else None
         write_run_html(html, run, outcome, code, isolate=iso, history=place, history_asked=args.against_history)
