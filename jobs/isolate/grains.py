@@ -1,15 +1,15 @@
 """The verdict at the fabric's three grains: node, (node, rail) and switch link. Plain data, no torch, no Slurm.
 
 A measurement is a group of nodes on one rail (rail -1: every rank of those nodes, the node grain). In order:
-1. Switch links. With the topology known, a node's leaf switch is Slurm's (or the config's); without it, the
+1. The leaves. With the topology known, a node's leaf switch is Slurm's (or the config's); without it, the
    matrix alone may show a cut (jobs.isolate.cut): sets of nodes fast within, slow across, each set taken for a
-   leaf. On each rail, the pairs across two leaves whose nodes are healthy within their own leaves, mostly
-   slow, are a slow link between those leaves (a leaf slow with every other leaf: its uplink).
+   leaf.
 2. The healthy level: isolate.expected_busbw, else the median over (node, rail) of each one's median busbw,
    the higher of that over the pairs within a leaf (no uplink can slow those) and over every measurement.
-3. Nodes and rails: each rail judged on its own (jobs.isolate.verdict.judge), the pairs across a slow switch
-   link left out. A node bad on more than half of its rails is a bad node (a slowed node is one fault, not
-   eight); otherwise each bad rail of it is named, its other rails healthy.
+3. The faults: the explanation that fits every figure at once with the fewest faults, under the noise the run
+   measured (jobs.isolate.inference); each of its faults named only when it beats the best explanation without
+   it by a clear margin, else inconclusive. A fault slows every figure on its path: a slowed node is one fault,
+   not eight rails; a slow uplink one fault, not every node behind it.
 """
 
 from __future__ import annotations
@@ -19,18 +19,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import median
 
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE
-from jobs.isolate.cut import MIN_CROSS_NODES, matrix_cut
+from jobs.isolate.cut import matrix_cut
+from jobs.isolate.inference import Inference, Judged, infer
 from jobs.isolate.plan import Group
 from jobs.isolate.verdict import (
     EVERY_RAIL,
     BadLink,
+    Inconclusive,
     Measured,
     NodeFigures,
     RailFault,
     SwitchFault,
     Unconfirmed,
     Verdict,
-    judge,
     spread,
 )
 
@@ -44,11 +45,13 @@ def judge_fabric(
     expected_busbw: float = 0.0,
     leaves: Mapping[int, str] | None = None,
     confirming: bool = False,
+    planned_rounds: int | None = None,
 ) -> Verdict:
     """The verdict at every grain. `leaves`: node index -> its leaf switch (all rails share the node's leaf
     name: a rail-optimized fabric has one leaf per rail for the same set of nodes); None: not known.
-    `confirming`: isolate's confirmation was on (jobs.isolate.confirm), so nothing is named on one slow figure:
-    a pair slow once, never slow again, is unconfirmed (verdict.unconfirmed), not a bad link, rail or node."""
+    `confirming`: isolate's confirmation was on (jobs.isolate.confirm); with `planned_rounds` (the plan's last
+    round) too, a fault none of whose slow figures came after the plan was never measured again, and is
+    inconclusive. A link slow in one figure is never named: it is unconfirmed (verdict.unconfirmed)."""
     records = list(measured)
     if not records:
         raise ValueError("no measurement to judge")
@@ -57,11 +60,10 @@ def judge_fabric(
     planned = first_figures(records)
     within = [r for r in planned if len(r.nodes) == 2 and _same_side(r, leaf_of)]
     level = expected_busbw or healthy_level(within, planned)
-    faults, across = _switch_faults(pairs, leaf_of, level, tolerance, named=bool(leaves))
-    kept = [r for r in records if id(r) not in across]
-    verdict = _nodes_and_rails(kept or records, level, tolerance, confirming)
-    verdict.switch_faults = faults
+    inference = infer(records, level, tolerance, leaf_of, bool(leaves), planned_rounds if confirming else None)
+    verdict = _verdict(records, inference, level, tolerance, named_switches=bool(leaves))
     verdict.spread = spread(records)
+    verdict.noise = inference.sigma
     verdict.notes += _noise_note(records, level, tolerance)
     verdict.matrix = _worst_pairs(records)
     verdict.rail_matrix = {(r.nodes[0], r.nodes[1], r.rail): r.busbw for r in pairs if r.rail != EVERY_RAIL}
@@ -86,8 +88,9 @@ def _noise_note(records: Sequence[Measured], level: float, tolerance: float) -> 
         return []
     return [
         f"the healthy figures spread by about {sigma:.0%} of the level (one standard deviation), too wide for a "
-        f"tolerance of {tolerance:.0%}: healthy groups fall under the threshold by chance and may be named; raise "
-        f"the tolerance to {min(0.95, sigma * NOISE_SIGMAS):.2f} or more, or measure longer (bench.time_budget_ms)"
+        f"tolerance of {tolerance:.0%}: healthy groups fall under the threshold by chance, so a fault of about the "
+        f"tolerance's size cannot be told from noise and is said inconclusive, not named; raise the tolerance to "
+        f"{min(0.95, sigma * NOISE_SIGMAS):.2f} or more, or measure longer (bench.time_budget_ms)"
     ]
 
 
@@ -132,121 +135,98 @@ def _level(records: Sequence[Measured]) -> float:
     return median(median(figures) for figures in by_unit.values())
 
 
-# ---- 1. switch links
+# ---- the inference's faults as the verdict's records
 
 
-def _switch_faults(
-    pairs: Sequence[Measured], leaf_of: LeafOf, level: float, tolerance: float, named: bool
-) -> tuple[list[SwitchFault], set[int]]:
-    """The slow links between leaves, and the ids of the measurements across them (left out of the node
-    verdict: they say nothing about either node). On each rail, first the leaves whose pairs to every other
-    leaf are mostly slow (their uplinks: at scale a leaf pair is measured only a few times, the leaf's pairs
-    together many), then the pairs of leaves slow between themselves."""
-    threshold = level * (1 - tolerance)
-    bad_within = _bad_within_leaf(pairs, leaf_of, threshold)
-    crossing: dict[tuple[int, str, str], list[Measured]] = defaultdict(list)
-    for record in pairs:
-        a, b = (leaf_of(node, record.rail) for node in record.nodes)
-        units = {(node, record.rail) for node in record.nodes}
-        if a is not None and b is not None and a != b and not units & bad_within:
-            low, high = sorted((a, b))
-            crossing[(record.rail, low, high)].append(record)
-    found: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
-    for rail in sorted({key[0] for key in crossing}):
-        mine = {(a, b): records for (r, a, b), records in crossing.items() if r == rail}
-        found.update({(rail, switches): records for switches, records in _slow_links(mine, leaf_of, threshold).items()})
-    across = {id(record) for records in found.values() for record in records}
-    faults = [
-        _fault(switches, rail, records, leaf_of, threshold, level, named)
-        for (rail, switches), records in _on_every_rail(found, {key[0] for key in crossing}).items()
+def _verdict(
+    records: Sequence[Measured], inference: Inference, level: float, tolerance: float, named_switches: bool
+) -> Verdict:
+    switches = inference.named("switch_link")
+    across = {int(i) for judged in switches for i in judged.candidate.covers}
+    kept = [r for index, r in enumerate(records) if index not in across] or records
+    nodes = _merged(kept, level, tolerance)
+    units = _units(kept, level, tolerance)
+    bad_nodes = {j.candidate.nodes[0] for j in inference.named("node")}
+    bad_units = {(j.candidate.nodes[0], j.candidate.rail) for j in inference.named("rail")}
+    verdict = Verdict(level, 0.0, tolerance, nodes, [f for f in nodes if f.node in bad_nodes])
+    verdict.units = units
+    verdict.bad_rails = [
+        RailFault(
+            *(u.node, u.rail, u.measurements, u.slow, u.median_busbw, u.ratio),
+            healthy_rails=[v.rail for v in units if v.node == u.node and (v.node, v.rail) not in bad_units],
+        )
+        for u in units
+        if (u.node, u.rail) in bad_units
     ]
-    return sorted(faults, key=lambda f: (f.switches, f.rail)), across
+    verdict.switch_faults = sorted(
+        (_switch_fault(j, records, level, tolerance, named_switches) for j in switches),
+        key=lambda f: (f.switches, f.rail),
+    )
+    verdict.bad_links = [_link(j, records, level) for j in inference.named("link")]
+    once = [j for j in inference.undecided if j.candidate.grain == "link" and j.why == "once"]
+    verdict.unconfirmed = sorted((_unconfirmed(j, records, level) for j in once), key=lambda u: (u.rail, u.nodes))
+    verdict.inconclusive = [_inconclusive(j, records, level, tolerance) for j in inference.undecided if j not in once]
+    return verdict
 
 
-def _slow_links(
-    crossing: Mapping[tuple[str, str], list[Measured]], leaf_of: LeafOf, threshold: float
-) -> dict[tuple[str, ...], list[Measured]]:
-    """One rail's slow links: (leaf,) its uplink, (a, b) the link between two leaves -> their pairs."""
-    by_leaf: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for pair in crossing:
-        for leaf in pair:
-            by_leaf[leaf].append(pair)
-    found: dict[tuple[str, ...], list[Measured]] = {}
-    if len(by_leaf) >= 3:
-        for leaf, pairs in sorted(by_leaf.items()):
-            mine = [record for pair in pairs for record in crossing[pair]]
-            if len(pairs) >= 2 and _mostly_slow(mine, threshold) and _two_sided(mine, leaf_of, threshold, leaf):
-                found[(leaf,)] = mine
-    explained = {leaf for (leaf,) in found}
-    for pair, records in crossing.items():
-        slow = _mostly_slow(records, threshold) and _two_sided(records, leaf_of, threshold, pair[0])
-        if slow and not explained & set(pair):
-            found[pair] = records
-    return found
-
-
-def _bad_within_leaf(pairs: Sequence[Measured], leaf_of: LeafOf, threshold: float) -> set[tuple[int, int]]:
-    """(node, rail) slow with most of its partners within its own leaf."""
-    seen: dict[tuple[int, int], list[bool]] = defaultdict(list)
-    for record in pairs:
-        if _same_side(record, leaf_of):
-            for node in record.nodes:
-                seen[(node, record.rail)].append(record.busbw < threshold)
-    return {unit for unit, slow in seen.items() if sum(slow) * 2 > len(slow)}
-
-
-def _mostly_slow(records: Sequence[Measured], threshold: float) -> bool:
-    return sum(r.busbw < threshold for r in records) * 2 > len(records)
-
-
-def _two_sided(records: Sequence[Measured], leaf_of: LeafOf, threshold: float, inside: str) -> bool:
-    """The slow pairs hold two nodes or more on each side (`inside` the leaf and out): a slow link slows every
-    node across it, one bad node (at scale seldom measured within its own leaf) only its own pairs."""
-    by_side: dict[bool, set[int]] = defaultdict(set)
+def _units(records: Sequence[Measured], level: float, tolerance: float) -> list[NodeFigures]:
+    """Every (node, rail) measured on a rail of its own, judged on that rail's figures (empty: node grain)."""
+    by_rail: dict[int, list[Measured]] = defaultdict(list)
     for record in records:
-        if record.busbw < threshold:
-            for node in record.nodes:
-                by_side[leaf_of(node, record.rail) == inside].add(node)
-    return len(by_side) == 2 and all(len(nodes) >= MIN_CROSS_NODES for nodes in by_side.values())
+        if record.rail != EVERY_RAIL:
+            by_rail[record.rail].append(record)
+    return [replace_rail(f, rail) for rail, mine in sorted(by_rail.items()) for f in _merged(mine, level, tolerance)]
 
 
-def _on_every_rail(
-    found: Mapping[tuple[int, tuple[str, ...]], list[Measured]], rails: set[int]
-) -> dict[tuple[int, tuple[str, ...]], list[Measured]]:
-    """A link slow on every rail measured (two or more) is one fault on EVERY_RAIL."""
-    by_link: dict[tuple[str, ...], set[int]] = defaultdict(set)
-    for rail, switches in found:
-        by_link[switches].add(rail)
-    merged: dict[tuple[int, tuple[str, ...]], list[Measured]] = {}
-    for (rail, switches), records in found.items():
-        key = (EVERY_RAIL if len(rails) >= 2 and by_link[switches] == rails else rail, switches)
-        merged[key] = merged.get(key, []) + list(records)
-    return merged
+def _figures(judged: Judged, records: Sequence[Measured]) -> list[float]:
+    return [records[int(i)].busbw for i in judged.candidate.covers]
 
 
-def _fault(
-    switches: tuple[str, ...],
-    rail: int,
-    found: Sequence[Measured],
-    leaf_of: LeafOf,
-    threshold: float,
-    level: float,
-    named: bool,
+def _switch_fault(
+    judged: Judged, records: Sequence[Measured], level: float, tolerance: float, named: bool
 ) -> SwitchFault:
-    slow = [r.busbw for r in found if r.busbw < threshold]
-    nodes = {node for r in found for node in r.nodes}
-    first = switches[0]
-    inside = tuple(sorted(n for n in nodes if any(leaf_of(n, r.rail) == first for r in found if n in r.nodes)))
-    outside = tuple(sorted(nodes - set(inside)))
+    figures = _figures(judged, records)
+    slow = [busbw for busbw in figures if busbw < level * (1 - tolerance)]
+    inside = judged.candidate.nodes
+    everyone = {n for i in judged.candidate.covers for n in records[int(i)].nodes}
     typical = median(slow) if slow else 0.0
     return SwitchFault(
-        switches=switches if named else (),
-        sides=(inside, outside),
-        rail=rail,
-        measurements=len(found),
+        switches=judged.candidate.switches if named else (),
+        sides=(inside, tuple(sorted(everyone - set(inside)))),
+        rail=judged.candidate.rail,
+        measurements=len(figures),
         slow=len(slow),
         busbw=typical,
         ratio=typical / level if level else 0.0,
+    )
+
+
+def _link(judged: Judged, records: Sequence[Measured], level: float) -> BadLink:
+    busbw = median(_figures(judged, records))
+    return BadLink(judged.candidate.nodes, busbw, busbw / level if level else 0.0, judged.candidate.rail)
+
+
+def _unconfirmed(judged: Judged, records: Sequence[Measured], level: float) -> Unconfirmed:
+    figures = _figures(judged, records)
+    busbw = min(figures)
+    ratio = busbw / level if level else 0.0
+    return Unconfirmed(judged.candidate.nodes, busbw, ratio, judged.candidate.rail, len(figures))
+
+
+def _inconclusive(judged: Judged, records: Sequence[Measured], level: float, tolerance: float) -> Inconclusive:
+    figures = _figures(judged, records)
+    assert judged.why is not None
+    return Inconclusive(
+        grain=judged.candidate.grain,
+        nodes=judged.candidate.nodes,
+        rail=judged.candidate.rail,
+        switches=judged.candidate.switches,
+        measurements=len(figures),
+        slow=sum(busbw < level * (1 - tolerance) for busbw in figures),
+        busbw=judged.factor * level,
+        ratio=judged.factor,
+        why=judged.why,
+        margin=judged.margin,
     )
 
 
@@ -262,82 +242,6 @@ def _by_matrix(pairs: Sequence[Measured], tolerance: float, expected_busbw: floa
         for number, nodes in enumerate(matrix_cut(mine, tolerance, expected_busbw), start=1):
             sides.update({(node, rail): f"set {number}" for node in nodes})
     return lambda node, rail: sides.get((node, rail))
-
-
-# ---- 3. nodes and rails
-
-
-def _nodes_and_rails(records: Sequence[Measured], level: float, tolerance: float, confirming: bool) -> Verdict:
-    by_rail: dict[int, list[Measured]] = defaultdict(list)
-    for record in records:
-        by_rail[record.rail].append(record)
-    per_rail = {rail: judge(mine, tolerance, level) for rail, mine in sorted(by_rail.items())}
-    units = [replace_rail(figures, rail) for rail, v in per_rail.items() for figures in v.nodes]
-    # a (node, rail) bad on one figure (its only one): with confirmation on, it names neither rail nor node
-    once = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes if confirming and f.slow < 2}
-    bad_units = {(f.node, rail) for rail, v in per_rail.items() for f in v.bad_nodes} - once
-    rails_of: dict[int, list[int]] = defaultdict(list)
-    for unit in units:
-        rails_of[unit.node].append(unit.rail)
-    bad_nodes = {node for node, rails in rails_of.items() if _most(sum((node, r) in bad_units for r in rails), rails)}
-    nodes = _merged(records, level, tolerance)
-    rail_faults = [
-        RailFault(
-            *(u.node, u.rail, u.measurements, u.slow, u.median_busbw, u.ratio),
-            healthy_rails=[r for r in rails_of[u.node] if (u.node, r) not in bad_units],
-        )
-        for u in units
-        if (u.node, u.rail) in bad_units and u.node not in bad_nodes
-    ]
-    links = [
-        BadLink(link.nodes, link.busbw, link.ratio, rail)
-        for rail, v in per_rail.items()
-        for link in v.bad_links
-        if not bad_nodes & set(link.nodes)
-    ]
-    verdict = Verdict(level, 0.0, tolerance, nodes, [f for f in nodes if f.node in bad_nodes], links)
-    verdict.units = units
-    verdict.bad_rails = sorted(rail_faults, key=lambda f: (f.node, f.rail))
-    if confirming:
-        alone = _pairs_of(once, by_rail, bad_units | {(node, rail) for node in bad_nodes for rail in by_rail}, level)
-        verdict.bad_links, verdict.unconfirmed = _settled(links + alone, records, level * (1 - tolerance))
-    return verdict
-
-
-def _pairs_of(
-    once: set[tuple[int, int]], by_rail: Mapping[int, list[Measured]], bad: set[tuple[int, int]], level: float
-) -> list[BadLink]:
-    """The pair each (node, rail) in `once` was measured in, as a link, unless its other node is bad on that rail
-    on figures of its own (which the pair's slowness is then)."""
-    found: dict[tuple[Group, int], BadLink] = {}
-    for node, rail in sorted(once):
-        for record in by_rail[rail]:
-            others = {(other, rail) for other in record.nodes if other != node}
-            if node in record.nodes and len(record.nodes) == 2 and not others & bad:
-                ratio = record.busbw / level if level else 0.0
-                found[(record.nodes, rail)] = BadLink(record.nodes, record.busbw, ratio, rail)
-    return list(found.values())
-
-
-def _settled(
-    links: Sequence[BadLink], records: Sequence[Measured], threshold: float
-) -> tuple[list[BadLink], list[Unconfirmed]]:
-    """The links slow in two figures or more (a pair measured again and slow again), and those slow in one."""
-    figures: dict[tuple[Group, int], list[float]] = defaultdict(list)
-    for record in records:
-        figures[(record.nodes, record.rail)].append(record.busbw)
-    confirmed, unconfirmed = [], []
-    for link in links:
-        mine = figures[(link.nodes, link.rail)]
-        if sum(busbw < threshold for busbw in mine) >= 2:
-            confirmed.append(link)
-        else:
-            unconfirmed.append(Unconfirmed(link.nodes, link.busbw, link.ratio, link.rail, len(mine)))
-    return confirmed, sorted(unconfirmed, key=lambda u: (u.rail, u.nodes))
-
-
-def _most(bad: int, rails: Sequence[int]) -> bool:
-    return bad * 2 > len(rails)
 
 
 def replace_rail(figures: NodeFigures, rail: int) -> NodeFigures:
