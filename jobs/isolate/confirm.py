@@ -1,17 +1,15 @@
-"""pairs and random: every round known in advance, then the slow pairs measured again before they are named.
+"""pairs and random: every round known in advance, then every accusation measured again before it is named.
 
 One figure is one sample: on a loaded or noisy fabric a healthy pair can fall under the level once. After the
-plan, every pair the verdict would name a bad link on some rail, or the one pair a node was measured in on a rail
-when slow (a bad rail or node on one figure), is measured again on every rail, disjoint pairs at once, for at most
-isolate.confirm_rounds rounds. The suspects come from the verdict itself (judge_fabric over what the rounds
-measured, rail by rail, with the leaves, `confirming`), so what would be named is what is measured again. They
+plan, for at most isolate.confirm_rounds rounds, disjoint pairs at once, on every rail, every suspect the verdict
+holds (judge_fabric over what the rounds measured, with `planned_rounds`, so that nothing is named before it was
+measured again) is measured again: a link or a pair slow once, the pair itself; a node or a rail of it, the node
+against a partner the run holds healthy that it has not met yet; a switch link, two healthy nodes across it. They
 are asked for again before each confirming round: a pair above the threshold before may be under it now (seen on
-the test cluster: a link named on one figure, while the round re-measured two pairs that proved fast). A bad
-node's pairs are not: most of its figures are slow, and that is the verdict already.
+the test cluster: a link named on one figure, while the round re-measured two pairs that proved fast).
 
-The verdict then judges each (pair, rail) by its last figure, and names a link only when it was slow twice. More
-suspects than the confirming rounds can measure leave some slow in one figure only: those are unconfirmed
-(verdict.unconfirmed), named neither bad link, rail nor node, drain nothing and leave the exit status 0."""
+What was never measured again stays inconclusive (a node or rail, a switch link) or unconfirmed (a link): named
+neither bad nor healthy, drained by nothing."""
 
 from __future__ import annotations
 
@@ -42,7 +40,7 @@ class ConfirmedPlan:
             return self.plan[self.handed_out - 1]
         if self.handed_out >= len(self.plan) + self.confirm_rounds:
             return None
-        suspects = slow_pairs(self.measured, self.tolerance, self.expected_busbw, self.leaves)
+        suspects = slow_pairs(self.measured, self.tolerance, self.expected_busbw, self.leaves, len(self.plan))
         fresh = [pair for pair in suspects if pair not in self.again]
         if not fresh:
             return None
@@ -60,17 +58,52 @@ def confirming(planner: object) -> bool:
     return isinstance(planner, ConfirmedPlan) and planner.confirm_rounds > 0
 
 
+def planned_rounds(planner: object) -> int | None:
+    """The plan's last round when the planner measures its suspects again after it (None: it does not)."""
+    return len(planner.plan) if isinstance(planner, ConfirmedPlan) and planner.confirm_rounds > 0 else None
+
+
 def slow_pairs(
-    measured: list[Measured], tolerance: float, expected_busbw: float, leaves: Mapping[int, str] | None
+    measured: list[Measured],
+    tolerance: float,
+    expected_busbw: float,
+    leaves: Mapping[int, str] | None,
+    planned: int | None = None,
 ) -> list[Group]:
-    """The pairs the verdict would name a bad link on some rail, or holds unconfirmed there (the one pair a node
-    was measured in on a rail: a bad rail or node on one figure), from what was measured, rail by rail."""
+    """The pairs to measure again: every suspect of the verdict over what was measured (with confirmation, so
+    that nothing is named on figures from the plan alone), as the module's docstring says."""
     if not measured:
         return []
-    verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True)
-    links = [(link.rail, link.nodes) for link in verdict.bad_links]
-    links += [(link.rail, link.nodes) for link in verdict.unconfirmed]
-    return list(dict.fromkeys(nodes for _, nodes in sorted(links)))
+    last = planned if planned is not None else max(m.round for m in measured)
+    verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True, planned_rounds=last)
+    links = [(link.rail, link.nodes) for link in verdict.unconfirmed]
+    links += [(u.rail, u.nodes) for u in verdict.inconclusive if u.grain == "link"]
+    pairs = list(dict.fromkeys(nodes for _, nodes in sorted(links)))
+    suspects = {n for u in verdict.inconclusive if u.grain != "switch_link" for n in u.nodes}
+    suspects |= {n for pair in pairs for n in pair}
+    healthy = [node for node in sorted({n for m in measured for n in m.nodes}) if node not in suspects]
+    met: set[Group] = {m.nodes for m in measured if len(m.nodes) == 2}
+    for unit in verdict.inconclusive:
+        if unit.grain in ("node", "rail"):
+            pairs += _new_partner(unit.nodes[0], healthy, met)
+        elif unit.grain == "switch_link":
+            inside = [n for n in healthy if n in unit.nodes]
+            slow = verdict.level * (1 - tolerance)
+            outside = [n for n in healthy if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
+            pairs += [tuple(sorted((inside[0], outside[0])))] if inside and outside else []
+    return list(dict.fromkeys(pairs))
+
+
+def _new_partner(node: int, healthy: list[int], met: set[Group]) -> list[Group]:
+    """A healthy node `node` has not been measured with yet (or, when it met them all, the first)."""
+    pairs = [tuple(sorted((node, other))) for other in healthy if other != node]
+    fresh = [pair for pair in pairs if pair not in met]
+    return (fresh or pairs)[:1]
+
+
+def _across(node: int, side: tuple[int, ...], measured: list[Measured], slow: float) -> bool:
+    """`node` was slow with a node of `side`: it lies across the switch link from it."""
+    return any(node in m.nodes and set(m.nodes) & set(side) and m.busbw < slow for m in measured if len(m.nodes) == 2)
 
 
 def disjoint(pairs: list[Group]) -> tuple[Round, list[Group]]:
