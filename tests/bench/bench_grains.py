@@ -44,7 +44,7 @@ from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, Iso
 from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import plan_cost
-from jobs.isolate.confirm import ConfirmedPlan, confirming
+from jobs.isolate.confirm import ConfirmedPlan, confirming, planned_rounds
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import Group, pairs_plan, random_plan
 from jobs.isolate.rounds import GroupKey, Rounds
@@ -55,7 +55,7 @@ RAILS = 8
 LEVEL = 100.0
 """The healthy busbw, GB/s."""
 NOISE_FLOOR = 0.05
-SIGMAS = (0.05, 0.20)
+SIGMAS = (0.05, 0.10, 0.20, 0.40)
 SLOWDOWNS = (0.5, 0.8)
 COUNTS = (1, 3)
 KINDS = ("node", "rail", "link")
@@ -229,6 +229,10 @@ class Score:
     """Switch faults that cover no fault made."""
     pair_links: int = 0
     """Pair links named (verdict.bad_links: a pair slow on a rail, both its nodes healthy); no fault made is one."""
+    inconclusive: int = 0
+    """Trials whose verdict holds an inconclusive unit (verdict.inconclusive): said, neither named nor drained."""
+    inconclusive_units: int = 0
+    """The inconclusive units, summed."""
     extra_rounds: int = 0
     """Rounds measured after the plan (isolate's confirm rounds)."""
     extra_groups: int = 0
@@ -246,6 +250,8 @@ class Score:
         self.wrong_grain += other.wrong_grain
         self.false_switch += other.false_switch
         self.pair_links += other.pair_links
+        self.inconclusive += other.inconclusive
+        self.inconclusive_units += other.inconclusive_units
         self.extra_rounds += other.extra_rounds
         self.extra_groups += other.extra_groups
         self.most_extra = max(self.most_extra[0], other.most_extra[0]), max(self.most_extra[1], other.most_extra[1])
@@ -306,6 +312,8 @@ def score(fabric: Fabric, faults: Faults, verdict: Verdict) -> Score:
         wrong_grain=wrong,
         false_switch=stray,
         pair_links=len(verdict.bad_links),
+        inconclusive=int(bool(getattr(verdict, "inconclusive", []))),
+        inconclusive_units=len(getattr(verdict, "inconclusive", [])),
     )
 
 
@@ -315,7 +323,14 @@ def trial(plan: Plan, fabric: Fabric, faults: Faults, sigma: float, draw: random
     rounds = drive(settings, fabric, faults, sigma, draw, fabric.leaf_list() if plan.topology else ())
     started = time.perf_counter()
     leaves = fabric.leaves if plan.topology else None
-    verdict = judge_fabric(_judged(rounds), settings.tolerance, leaves=leaves, confirming=confirming(rounds.planner))
+    planner = rounds.planner
+    verdict = judge_fabric(
+        _judged(rounds),
+        settings.tolerance,
+        leaves=leaves,
+        confirming=confirming(planner),
+        planned_rounds=planned_rounds(planner),
+    )
     took = time.perf_counter() - started
     result = score(fabric, faults, verdict)
     result.extra_rounds, result.extra_groups = result.most_extra = confirm_cost(rounds)
@@ -429,7 +444,7 @@ def _confirm(got: Score, plan: str) -> str:
 def print_accuracy(results: Sequence[tuple[Cell, Score]]) -> None:
     head = ["plan", "nodes", "fault", "k", "slowdown", "trials", "exact", "exact, no pair link"]
     head += ["healthy drained (per trial)", "missed", "wrong grain", "false switch links", "pair links (per trial)"]
-    head += ["confirm rounds (groups) per trial"]
+    head += ["inconclusive (units per trial)", "confirm rounds (groups) per trial"]
     for sigma in SIGMAS:
         print(f"\n### noise sigma {sigma:.0%}\n")
         print("| " + " | ".join(head) + " |")
@@ -442,6 +457,7 @@ def print_accuracy(results: Sequence[tuple[Cell, Score]]) -> None:
             row += [f"{scenario.slowdown:g}x" if scenario.k else "-", str(got.trials)]
             row += [_pct(got.exact, got.trials), _pct(got.exact_all, got.trials), _total(got.drained, got.trials)]
             row += [str(got.missed), str(got.wrong_grain), str(got.false_switch), _total(got.pair_links, got.trials)]
+            row.append(f"{_pct(got.inconclusive, got.trials)} ({got.inconclusive_units / max(1, got.trials):.2g})")
             row.append(_confirm(got, cell.plan))
             print("| " + " | ".join(row) + " |")
 
