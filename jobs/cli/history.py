@@ -60,7 +60,9 @@ def add_command(commands: Any) -> None:
     switch.set_defaults(handler=_cmd_switch)
     show = _view(views, "show", "one run's place in its history: each op and size against the runs before it")
     show.add_argument("run_id", metavar="RUN", help="a recorded run id (or its first characters)")
-    show.add_argument("--tolerance", default="5%", help="a drop always allowed, with 3 MAD (default 5%%)")
+    show.add_argument(
+        "--tolerance", default="5%", help="a drop always allowed, with 3 sigma of the history (default 5%%)"
+    )
     show.set_defaults(handler=_cmd_show)
     prune = _view(views, "prune", "remove runs (and all their rows) started before a date, or all but the newest N")
     prune.add_argument("--before", type=_since, help="runs started before: 90d, 12w, or a date 2026-01-31")
@@ -179,15 +181,12 @@ def _nothing_named(events: list[Any], unknown: list[str], args: argparse.Namespa
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from jobs.cli.against_history import excluded_lines, held_lines, left_out_lines
-    from jobs.history.against import MADS
+    from jobs.cli.against_history import excluded_lines, held_lines, held_words, left_out_lines
     from jobs.history.held import hold_recorded
     from jobs.inspect.compare import Tolerance
 
     tolerance = Tolerance.parse(args.tolerance, [])
-    held = hold_recorded(
-        history_url(args), args.run_id, tolerance.for_size, f"max({tolerance.describe()}, {MADS:g} MAD)"
-    )
+    held = hold_recorded(history_url(args), args.run_id, tolerance.for_size, held_words(tolerance), tolerance.latency)
     if not held.judgement.rows:
         say(f"{held.run_id} has no result rows to place among the runs before it")
     if args.format == "json":

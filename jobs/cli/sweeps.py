@@ -292,18 +292,17 @@ def _compare_sweeps(base: Sweep, cand: Sweep, tolerance: Tolerance) -> Compariso
 def _compare_with_history(args: argparse.Namespace, tolerance: Tolerance) -> int:
     """`compare RUN --against-history`: the run (or each run of a sweep) against the median of the last healthy
     runs of its config and node count in the history; reads the runs, writes nothing into them."""
-    from jobs.cli.against_history import held_lines, say_held
-    from jobs.history.against import MADS
+    from jobs.cli.against_history import held_lines, held_words, say_held
     from jobs.history.held import hold_run
 
     if is_sweep(args.baseline, args.output_dir):
         runs = list(runs_by_nodes(find_sweep(args.baseline, args.output_dir)).values())
     else:
         runs = [find_run(args.baseline, args.output_dir)]
-    words = f"max({tolerance.describe()}, {MADS:g} MAD)"
     code, plain = 0, []
     for run in runs:
-        held = hold_run(run, assess(run), tolerance.for_size, words, args.history_url)
+        words = held_words(tolerance)
+        held = hold_run(run, assess(run), tolerance.for_size, words, args.history_url, tolerance.latency)
         print("\n".join(held_lines(held)), flush=True)
         say_held(held, prefix=f"{held.run_id}: " if len(runs) > 1 else "")
         code = max(code, held.judgement.exit_code)

@@ -3,9 +3,11 @@ baseline of the runs before it with the same config fingerprint, node count and 
 the last K healthy ones, with its median absolute deviation). Plain data and one pure function: the queries that
 fetch the past live in queries.py, the printing in the CLI.
 
-A drop is a regression when it is beyond the larger of the tolerance (a fraction of the median) and
-MADS median absolute deviations: a noisy figure needs a larger drop to be called. With fewer than
-MIN_BASELINE_RUNS healthy runs before it a row is not judged, and says so."""
+A drop is a regression when it is beyond the larger of the tolerance (a fraction of the median; at least the
+latency tolerance for a latency-bound size) and MADS robust standard deviations of the history (SIGMA_PER_MAD
+median absolute deviations each): a noisy figure needs a larger drop to be called, and a run of many rows is
+not flagged somewhere by chance. With fewer than MIN_BASELINE_RUNS healthy runs before it a row is not
+judged, and says so."""
 
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ from typing import Any, Literal
 
 from collectives.table import busbw_decimals
 from jobs.inspect.compare import decimals_apart, figures_apart, percent_apart
+from jobs.inspect.compare_noise import LATENCY_FACTOR, SIGMA_PER_MAD
 
 BASELINE_RUNS = 20
 """K: a baseline is the median of the last K healthy runs."""
 MIN_BASELINE_RUNS = 3
 """Fewer healthy runs than this: too little history, said as such, never guessed."""
 MADS = 3.0
-"""A drop must also exceed this many median absolute deviations to be a regression."""
+"""A drop must also exceed this many robust standard deviations (SIGMA_PER_MAD x the MAD) to be a regression:
+3 sigma, where 3 raw MADs (2 sigma) flag one row in 40 of a healthy run by chance."""
 
 Key = tuple[str, int]
 """(op, requested size)."""
@@ -49,7 +53,7 @@ class RowVerdict:
     median: float | None = None
     mad: float | None = None
     allowed: float | None = None
-    """The largest drop (GB/s) still called ok: max(tolerance x median, MADS x MAD)."""
+    """The largest drop (GB/s) still called ok: max(tolerance x median, MADS x SIGMA_PER_MAD x MAD)."""
     rank: int | None = None
     """1 + how many of those runs reached a higher busbw: 1 is the best of them all."""
     percentile: float | None = None
@@ -57,6 +61,9 @@ class RowVerdict:
     against: tuple[str, ...] = ()
     """The run ids of the baseline, oldest first."""
     verdict: Verdict = "too little history"
+    latency_bound: bool = False
+    """Its size is latency-bound in the run (its time under LATENCY_FACTOR x its op's fastest): the latency
+    tolerance applies."""
 
     @property
     def drop(self) -> float | None:
@@ -118,11 +125,22 @@ class Judgement:
         return {
             "tolerance": self.tolerance,
             "mads": MADS,
+            "sigma_per_mad": SIGMA_PER_MAD,
             "min_runs": MIN_BASELINE_RUNS,
             "regressions": [row.regression() for row in self.regressions],
             "against": self.against,
             "rows": [{**asdict(row), "against": list(row.against), "drop": row.drop} for row in self.rows],
         }
+
+
+def latency_bound(figures: Mapping[Key, float]) -> set[Key]:
+    """The (op, size) whose time per call is under LATENCY_FACTOR times its op's fastest. busbw is an op's
+    bytes over its time times a factor of the op and rank count alone, so size / busbw orders its times."""
+    times = {key: key[1] / busbw for key, busbw in figures.items() if busbw > 0}
+    fastest: dict[str, float] = {}
+    for (op, _), time in times.items():
+        fastest[op] = min(fastest.get(op, time), time)
+    return {key for key, time in times.items() if time < LATENCY_FACTOR * fastest[key[0]]}
 
 
 def judge(
@@ -132,10 +150,13 @@ def judge(
     k: int = BASELINE_RUNS,
     mads: float = MADS,
     min_runs: int = MIN_BASELINE_RUNS,
+    latency: float = 0.0,
 ) -> Judgement:
     """Each (op, size) of `figures` (the run's busbw) against the last `k` of `past` at that key;
-    `tolerance(size)` is the fraction of the median a drop may always reach."""
+    `tolerance(size)` is the fraction of the median a drop may always reach, at least `latency` where the
+    size is latency-bound in the run."""
     result = Judgement()
+    bound = latency_bound(figures) if latency else set()
     for (op, size), busbw in sorted(figures.items()):
         last = list(past.get((op, size), ()))[-k:]
         if len(last) < min_runs:
@@ -143,7 +164,8 @@ def judge(
             continue
         values = [value for _, value in last]
         centre, mad = median_mad(values)
-        allowed = max(tolerance(size) * centre, mads * mad)
+        fraction = max(tolerance(size), latency if (op, size) in bound else 0.0)
+        allowed = max(fraction * centre, mads * SIGMA_PER_MAD * mad)
         verdict: Verdict = "ok"
         if busbw < centre - allowed:
             verdict = "REGRESSION"
@@ -154,7 +176,7 @@ def judge(
                 op=op, size=size, busbw=busbw, runs=len(last), median=centre, mad=mad, allowed=allowed,
                 rank=1 + sum(value > busbw for value in values),
                 percentile=100.0 * sum(value <= busbw for value in values) / len(values),
-                against=tuple(run for run, _ in last), verdict=verdict,
+                against=tuple(run for run, _ in last), verdict=verdict, latency_bound=(op, size) in bound,
             )
         )  # fmt: skip
     return result

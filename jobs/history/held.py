@@ -23,9 +23,13 @@ from jobs.history.queries import (
     recorded_rows,
     recorded_run,
 )
+from jobs.inspect.compare import LATENCY_TOLERANCE, parse_fraction
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
+
+LATENCY = parse_fraction(LATENCY_TOLERANCE, "--latency-tolerance")
+"""The latency tolerance of a run held against its history unless its command says another."""
 
 
 @dataclass(slots=True)
@@ -90,20 +94,28 @@ def _excluded(history: History, run: RunDir, run_id: str, outcome: RunOutcome) -
 
 
 def hold_run(
-    run: RunDir, outcome: RunOutcome, tolerance: Callable[[int], float], words: str, history_url: str | None = None
+    run: RunDir,
+    outcome: RunOutcome,
+    tolerance: Callable[[int], float],
+    words: str,
+    history_url: str | None = None,
+    latency: float = LATENCY,
 ) -> HeldRun:
     """The run directory's outcome, as just assessed, against the history `history_url` (default: the
-    run's history.url); HistoryError when the history cannot be opened."""
+    run's history.url); HistoryError when the history cannot be opened. `latency`: the least tolerance of a
+    latency-bound size."""
     like = comparable(run, outcome)
     with open_history(resolve_history_url(history_url, outcome.config), must_exist=True) as history:
-        judgement = judge(best_figures(outcome.rows), past_figures(history, like), tolerance)
+        judgement = judge(best_figures(outcome.rows), past_figures(history, like), tolerance, latency=latency)
         skipped = left_out(history, like)
         excluded = _excluded(history, run, like.run_id, outcome)
     judgement.tolerance = words
     return HeldRun(like.run_id, like, history.where, judgement, excluded, skipped)
 
 
-def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], float], words: str) -> HeldRun:
+def hold_recorded(
+    history_url: str, run_id: str, tolerance: Callable[[int], float], words: str, latency: float = LATENCY
+) -> HeldRun:
     """A recorded run, from the database alone, against the runs recorded before it."""
     with open_history(history_url, must_exist=True) as history:
         found = recorded_run(history, run_id)
@@ -112,7 +124,8 @@ def hold_recorded(history_url: str, run_id: str, tolerance: Callable[[int], floa
                 f"history show: no run {run_id!r} in {history.where}; `collbench history list` lists them"
             )
         like = found.comparable()
-        judgement = judge(best_figures(recorded_rows(history, found)), past_figures(history, like), tolerance)
+        figures = best_figures(recorded_rows(history, found))
+        judgement = judge(figures, past_figures(history, like), tolerance, latency=latency)
         skipped = left_out(history, like)
     judgement.tolerance = words
     return HeldRun(like.run_id, like, history.where, judgement, found.excluded, skipped)

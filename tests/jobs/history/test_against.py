@@ -1,11 +1,12 @@
 """The judgement of a run against its history, as a pure function over rows: a drop beyond the larger of
-the tolerance and 3 MAD is a regression; too little history is said, never guessed."""
+the tolerance (the latency tolerance for a latency-bound size) and 3 robust sigma of the history is a regression;
+too little history is said, never guessed."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from jobs.history.against import MIN_BASELINE_RUNS, best_figures, judge, lines
+from jobs.history.against import MIN_BASELINE_RUNS, best_figures, judge, latency_bound, lines
 
 KEY = ("all_reduce", 1 << 20)
 
@@ -24,11 +25,26 @@ def test_a_drop_beyond_the_tolerance_is_a_regression_and_names_its_figures_and_r
     assert "busbw 80 GB/s is 20.0% below the median 100 GB/s of the last 4 healthy runs (MAD 0.5" in said
 
 
-def test_a_noisy_history_needs_a_drop_beyond_3_mad() -> None:
-    noisy = _past(60.0, 100.0, 140.0, 100.0, 80.0, 120.0)  # median 100, MAD 20: 3 MAD is 60 GB/s
+def test_a_noisy_history_needs_a_drop_beyond_3_sigma() -> None:
+    noisy = _past(60.0, 100.0, 140.0, 100.0, 80.0, 120.0)  # median 100, MAD 20: 3 sigma is 3 x 1.4826 x 20 = 89
     assert judge({KEY: 80.0}, noisy, lambda size: 0.05).rows[0].verdict == "ok"
-    assert judge({KEY: 39.0}, noisy, lambda size: 0.05).rows[0].verdict == "REGRESSION"
-    assert judge({KEY: 161.0}, noisy, lambda size: 0.05).rows[0].verdict == "faster"
+    assert judge({KEY: 39.0}, noisy, lambda size: 0.05).rows[0].verdict == "ok", "61 below: 3 MAD, but only 2 sigma"
+    assert judge({KEY: 10.0}, noisy, lambda size: 0.05).rows[0].verdict == "REGRESSION"
+    assert judge({KEY: 190.0}, noisy, lambda size: 0.05).rows[0].verdict == "faster"
+
+
+def test_a_latency_bound_size_gets_the_latency_tolerance() -> None:
+    """8 B and 1 MiB both 12% below a steady past: the 8 B call takes the time of a 1 KiB one (latency), so a
+    20% latency tolerance lets it pass; 1 MiB is bound by bandwidth and stays a regression."""
+    small, large = ("all_reduce", 8), ("all_reduce", 1 << 20)
+    figures = {small: 0.008 * 0.88, ("all_reduce", 1024): 1.0, large: 100.0 * 0.88}
+    assert latency_bound(figures) == {small, ("all_reduce", 1024)}
+    past = {key: [(f"run{i}", value / 0.88 if key != ("all_reduce", 1024) else value) for i in range(5)]
+            for key, value in figures.items()}  # fmt: skip
+    verdicts = {row.size: row.verdict for row in judge(figures, past, lambda size: 0.05, latency=0.2).rows}
+    assert verdicts == {8: "ok", 1024: "ok", 1 << 20: "REGRESSION"}
+    without = {row.size: row.verdict for row in judge(figures, past, lambda size: 0.05).rows}
+    assert without[8] == "REGRESSION", "no latency tolerance: the 5% one"
 
 
 def test_too_little_history_is_said_and_does_not_fail() -> None:
