@@ -16,7 +16,7 @@ from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND
-from jobs.isolate.confirm import confirming
+from jobs.isolate.confirm import confirming, planned_rounds
 from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import (
@@ -165,7 +165,7 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     elif rounds.measured:
         verdict = judge_fabric(
             _judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves,
-            confirming=confirming(rounds.planner),
+            confirming=confirming(rounds.planner), planned_rounds=planned_rounds(rounds.planner),
         )  # fmt: skip
     stopped = []
     if outcome.postmortem is not None:
