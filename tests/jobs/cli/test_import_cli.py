@@ -96,6 +96,8 @@ def test_compare_holds_nccl_tests_against_collbench(tmp_path: Path, capsys: pyte
     _, imported, _ = _import(tmp_path, capsys, str(LOGS / "v2.17-two-runs.log"))
     assert imported is not None
     native = sweep_run(tmp_path / "native")
+    config = native.config_file.read_text().replace("backend: gloo", "backend: nccl")
+    native.config_file.write_text(config.replace("device: cpu", "device: cuda"))  # as on nccl-tests' GPUs
     code = main(["compare", str(imported.path), str(native.path), "--tolerance", "5%"])
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.strip().startswith("all_reduce")]
