@@ -12,7 +12,7 @@ import getpass
 import sys
 
 from jobs.cli.drains import record_in_history
-from jobs.config.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
 from jobs.config.model import Config, ConfigError, load_config
 from jobs.ending.recheck import Plan, check_argv, hold_of, plan_recheck, recheck
 from slurm.hostlist import BadHostlist, expand_hostlist
@@ -76,9 +76,8 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     if not plan.targets:
         print(f"# nothing to re-check: no node of {args.nodes} is drained by collbench")
         return EXIT_OK
-    user = getpass.getuser()
-    hold = hold_of(plan, user, cfg.drain.reservation_minutes)
-    check = check_argv(cfg, args.config, args.words, plan, user)
+    hold = hold_of(plan, getpass.getuser(), cfg.drain.reservation_minutes)
+    check = check_argv(cfg, args.config, args.words, hold)
     if args.dry_run:
         reserve, resume, release = hold.lines()
         for argv in (reserve, resume, check, release):

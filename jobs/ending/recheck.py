@@ -88,22 +88,22 @@ def plan_recheck(
 
 
 def hold_of(plan: Plan, user: str, minutes: int) -> Hold:
+    """The plan's nodes as slurm.maintenance holds them: for `user` alone, `minutes` at most."""
     return Hold(tuple(plan.targets), tuple(plan.partners), plan.reservation, user, minutes)
 
 
-def check_folder(cfg: Config, plan: Plan) -> Path:
+def check_folder(cfg: Config, hold: Hold) -> Path:
     """Where the check's run directory is made: a folder of the output_dir of its own, named after the
     reservation, so that the one run in it is the check's."""
-    return Path(cfg.output_dir).expanduser().absolute() / plan.reservation
+    return Path(cfg.output_dir).expanduser().absolute() / hold.reservation
 
 
-def check_argv(cfg: Config, config: str | None, words: Sequence[str], plan: Plan, user: str) -> list[str]:
+def check_argv(cfg: Config, config: str | None, words: Sequence[str], hold: Hold) -> list[str]:
     """salloc of the reservation running `collbench check --apply` on the held nodes."""
     minutes = int(cfg.check.budget_s // 60) + CHECK_SLACK_MIN
     named = ["--config", config] if config else []
-    output_dir = f"output_dir={check_folder(cfg, plan)}"
+    output_dir = f"output_dir={check_folder(cfg, hold)}"
     command = [sys.executable, "-m", "jobs.cli", "check", *named, *words, output_dir, "drain.apply=true"]
-    hold = hold_of(plan, user, cfg.drain.reservation_minutes)
     return hold.allocation_argv(cfg.slurm.partition, minutes, IMMEDIATE_S, command)
 
 
@@ -113,7 +113,7 @@ def recheck(cfg: Config, plan: Plan, hold: Hold, check: Sequence[str]) -> Settle
     with held(hold):
         print(f"# {hold_text(hold)}", flush=True)
         code = run_in_allocation(check)
-        run_id = checked_run_id(check_folder(cfg, plan))
+        run_id = checked_run_id(check_folder(cfg, hold))
         return settle(plan, code, run_id)
 
 
