@@ -190,13 +190,14 @@ def _port_shaped(device: str) -> Iterator[None]:
 
 @contextmanager
 def noisy(
-    low: str = "300mbit", high: str = "3gbit", period_s: float = 1.0, seed: int = 40, rails: Sequence[int] = ()
+    low: str = "1gbit", high: str = "6gbit", period_s: float = 1.0, seed: int = 40, rails: Sequence[int] = ()
 ) -> Iterator[Noise]:
     """Background noise on the fabric for the block: every switch port toward a node, on `rails` (every rail by
     default), gets a rate drawn log-uniform in [low, high] and drawn afresh every `period_s` (from a generator
     seeded with `seed`), as a link shared with other jobs leaves each pair more or less of it from one moment to
-    the next. A healthy veth pair carries 1.5-2.5 Gbit/s here, so `high` rarely binds and `low` does: the healthy
-    figures spread, a fault at 100 Mbit/s stays under the slowest of them. Removed after, whatever happens; a
+    the next. A single TCP flow on a healthy veth carries 1.5-2.5 Gbit/s here, so `high` rarely binds and `low`
+    does: the healthy figures spread, and a fault at 100 Mbit/s stays under the slowest of them (300mbit..3gbit
+    brought isolate's level down tenfold, to where such a fault read 0.25 of it). Removed after, whatever happens; a
     redraw that failed is raised then. (The kernel here has no netem, so noise is in the rate, not in delay.)"""
     noise = Noise(
         ports=[port(node, rail) for rail in (rails or range(RAILS)) for node in NODES],

@@ -189,3 +189,41 @@ def test_slowed_node_shapes_every_interface_and_undoes_it_on_error(slurm_cluster
         assert "tbf" in qdiscs("rail1", "n2")
         assert "tbf" not in qdiscs("eth0", "n2") and "tbf" not in qdiscs("rail0", "n2")
     assert "tbf" not in qdiscs("rail1", "n2")
+
+
+def root_qdiscs(node: str) -> str:
+    """What `ip netns exec cbnodeN tc qdisc show` lists that is not a device's default (noqueue)."""
+    shown = in_node(node, "tc", "qdisc", "show").stdout
+    return "\n".join(line for line in shown.splitlines() if line.strip() and not line.startswith("qdisc noqueue 0:"))
+
+
+def test_noisy_redraws_every_port_composes_with_a_fault_and_leaves_nothing(slurm_cluster: SlurmCluster) -> None:
+    ports = [fabric.port(node, rail) for rail in range(fabric.RAILS) for node in fabric.NODES]
+    assert fabric.port("n4", 1) == "cbr1v4" and len(ports) == 12
+    with pytest.raises(ValueError, match="low <= high"), fabric.noisy(low="2gbit", high="1gbit"):
+        pass
+    with pytest.raises(ValueError, match="kbit, mbit or gbit"), fabric.noisy(low="fast"):
+        pass
+    with fabric.noisy(period_s=0.3) as noise:
+        assert all("htb 1: root" in qdiscs(device) for device in ports)
+        first = dict(noise.rates)
+        figures = [mbit_per_s("n1", "n2", fabric.rail_address("n2", 0)) for _ in range(6)]
+        assert noise.draws >= 2 and noise.rates != first, "redrawn while the block lasts"
+        assert all(noise.low <= rate <= noise.high for rate in noise.rates.values())
+        with fabric.slowed_rail("n4", 0, "100mbit"):
+            assert "tbf" in qdiscs("rail0", "n4") and "htb" in qdiscs(fabric.port("n4", 0))
+            slowed = mbit_per_s("n4", "n5", fabric.rail_address("n5", 0))
+        shown = f"Mbit/s n1->n2 on rail 0 under noise: {[round(f) for f in figures]}; n4->n5 slowed too: {slowed:.0f}"
+        print(shown)
+        assert slowed < 200 < min(figures), shown
+    assert not any("htb" in qdiscs(device) for device in ports)
+    assert not any(root_qdiscs(node) for node in fabric.NODES), "nothing left inside the nodes"
+    # a port already shaped: noisy fails, and removes only what it added
+    tbf = ["root", "tbf", "rate", "1gbit", "burst", "32kbit", "latency", "400ms"]
+    subprocess.run(["tc", "qdisc", "add", "dev", ports[5], *tbf], check=True)
+    try:
+        with pytest.raises(RuntimeError, match=ports[5]), fabric.noisy():
+            pass
+        assert "tbf" in qdiscs(ports[5]) and not any("htb" in qdiscs(device) for device in ports)
+    finally:
+        subprocess.run(["tc", "qdisc", "del", "dev", ports[5], "root"], check=False)
