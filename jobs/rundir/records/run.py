@@ -17,6 +17,8 @@ class LauncherName(Word):
     """srun job steps inside an allocation already held (collbench check)."""
     IMPORTED = "imported"
     """No ranks ran here: `collbench import` wrote the run directory from nccl-tests' output."""
+    EXTERNAL = "external"
+    """Another launcher started the ranks, each `collbench rank` (run.json's `external` says which)."""
 
 
 class Task(Word):
@@ -70,6 +72,8 @@ class RunMeta:
     """launcher imported: the backend, device and versions its files say (None: a run collbench ran, or one
     imported before this field, which the history labels from its config)."""
     imported_digest: str = ""
+    external: str = ""
+    """launcher external: who started the ranks (torchrun, env, slurm, mpi, pmix: docs/launchers.md)."""
     """launcher imported: the sha256 of the files' contents, so the same files imported again are found."""
     version: int = RUN_VERSION
     """The format of this file."""
