@@ -72,9 +72,9 @@ class RunMeta:
     """launcher imported: the backend, device and versions its files say (None: a run collbench ran, or one
     imported before this field, which the history labels from its config)."""
     imported_digest: str = ""
+    """launcher imported: the sha256 of the files' contents, so the same files imported again are found."""
     external: str = ""
     """launcher external: who started the ranks (torchrun, env, slurm, mpi, pmix: docs/launchers.md)."""
-    """launcher imported: the sha256 of the files' contents, so the same files imported again are found."""
     version: int = RUN_VERSION
     """The format of this file."""
 
