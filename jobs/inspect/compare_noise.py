@@ -31,8 +31,10 @@ LATENCY_FACTOR = 2.0
 bytes take is then smaller than the fixed cost of a call, which is what noise moves most."""
 SIGMA_PER_MAD = 1.4826
 """A median absolute deviation in standard deviations, for normal noise."""
-MIN_SCATTER_STEPS = 6
-"""Fewer steps between neighbouring sizes than this: too few to measure the comparison's scatter."""
+MIN_SCATTER_STEPS = 12
+"""Fewer steps between neighbouring sizes than this: too few to measure the comparison's scatter. A drop at
+one size moves the two steps beside it, so in a short comparison a real regression of two or three rows
+would be most of the steps and read as scatter (the rows' own errors still count)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ are said so."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from collectives.results import RankResult, RowKey, SummaryRow
@@ -27,9 +28,16 @@ SIZES = [1 << shift for shift in range(10, 28, 2)]
 """1 KiB to 64 MiB, nine sizes: eight steps in each series."""
 
 
-def row(size: int, busbw: float, time_us: float | None = None) -> SummaryRow:
+def row(size: int, busbw: float, time_us: float | None = None, in_place: bool = False) -> SummaryRow:
     """A row whose time grows as a link's does: 10 us of latency, then 1 GB/s."""
-    return replace(summary_row("all_reduce", size, busbw, 8), time_us=time_us or 10.0 + size / 1e3)
+    made = summary_row("all_reduce", size, busbw, 8, in_place=in_place)
+    return replace(made, time_us=time_us or 10.0 + size / 1e3)
+
+
+def both_placements(busbw: Callable[[int, int], float]) -> list[SummaryRow]:
+    """Every size out of place and in place (16 steps between neighbours: enough to measure a scatter);
+    `busbw(i, size)` for the i-th size."""
+    return [row(size, busbw(i, size), in_place=placed) for placed in (False, True) for i, size in enumerate(SIZES)]
 
 
 def spreads(rows: list[SummaryRow], error: float | None) -> dict[RowKey, RowSpread]:
@@ -77,27 +85,39 @@ def test_latency_bound_rows_get_the_latency_band_and_others_keep_the_tolerance()
 
 
 def test_the_comparisons_scatter_widens_the_band_where_neighbouring_sizes_disagree() -> None:
-    jitter = [1.25 if i % 2 else 0.8 for i in range(len(SIZES))]  # the runs drifted apart by +-25% size by size
-    base = [row(size, 10.0) for size in SIZES]
-    cand = [row(size, 10.0 * factor) for size, factor in zip(SIZES, jitter, strict=True)]
+    base = both_placements(lambda i, size: 10.0)
+    cand = both_placements(lambda i, size: 12.5 if i % 2 else 8.0)  # the runs drifted apart by +-25% size by size
     result = compare_rows(base, cand, Tolerance.parse("5%", [], "0"), spreads=(spreads(base, 0.0), spreads(cand, 0.0)))
     assert result.regressions == [], "each row's own calls were steady, but the comparison scatters by 45% a step"
     assert all(r.noise is not None and r.noise > 0.2 for r in result.rows)
 
 
 def test_a_regression_over_a_range_of_sizes_is_one_step_not_scatter_and_is_called() -> None:
-    base = [row(size, 10.0) for size in SIZES]
-    cand = [row(size, 10.0 if size < 1 << 20 else 7.0) for size in SIZES]  # 30% below from 1 MiB up
+    base = both_placements(lambda i, size: 10.0)
+    cand = both_placements(lambda i, size: 10.0 if size < 1 << 20 else 7.0)  # 30% below from 1 MiB up
     result = compare_rows(base, cand, Tolerance.parse("5%", [], "0"), spreads=(spreads(base, 0.0), spreads(cand, 0.0)))
-    assert [r.size for r in result.rows if r.verdict == "REGRESSION"] == [s for s in SIZES if s >= 1 << 20]
+    assert [r.size for r in result.rows if r.verdict == "REGRESSION"] == [s for s in SIZES if s >= 1 << 20] * 2
+
+
+def test_a_short_comparison_measures_no_scatter_and_its_own_regression_stays_one() -> None:
+    """Nine rows, one 40% below: its two steps would be a quarter of the eight, too few to tell scatter from it."""
+    base = [row(size, 10.0) for size in SIZES]
+    cand = [row(size, 6.0 if size == 1 << 20 else 10.0) for size in SIZES]
+    result = compare_rows(base, cand, Tolerance.parse("5%", [], "0"), spreads=(spreads(base, 0.0), spreads(cand, 0.0)))
+    assert [r.size for r in result.rows if r.verdict == "REGRESSION"] == [1 << 20]
+    assert all(r.noise == 0.0 for r in result.rows)
 
 
 def test_a_regime_with_too_few_steps_takes_the_scatter_of_every_step() -> None:
     jitter = [1.25 if i % 2 else 0.8 for i in range(len(SIZES))]
-    steps = [Step(("all_reduce", False, -1), size, size < 1 << 14, f) for size, f in zip(SIZES, jitter, strict=True)]
+    steps = [
+        Step(("all_reduce", placed, -1), size, size < 1 << 14, f)
+        for placed in (False, True)
+        for size, f in zip(SIZES, jitter, strict=True)
+    ]
     noise = scatter_noise(steps)
-    assert noise[True] == noise[False] > 0.2, "latency-bound: 1K, 4K, 16K: two steps, too few of their own"
-    assert scatter_noise(steps[:3]) == {}, "two steps in all: no scatter measured"
+    assert noise[True] == noise[False] > 0.2, "latency-bound: 1K, 4K: a step a placement, too few of their own"
+    assert scatter_noise(steps[: len(SIZES)]) == {}, "eight steps in all: no scatter measured"
 
 
 def test_a_row_without_per_iteration_times_gets_the_default_band_and_says_so() -> None:
