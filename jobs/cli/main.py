@@ -106,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.history import add_command as add_history_command
     from jobs.cli.importer import add_command as add_import_command
     from jobs.cli.isolate_command import add_command
+    from jobs.cli.rank_command import add_command as add_rank_command
     from jobs.cli.recheck_command import add_command as add_recheck_command
     from jobs.cli.sweeps import add_commands
 
@@ -117,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     add_config_command(commands)  # after run and submit: it ends their --help with a pointer to it
     add_export_command(commands)
     add_import_command(commands)
+    add_rank_command(commands)
 
     for name, handler, text in (
         ("status", _cmd_status, "show a run's job state and every rank's progress"),

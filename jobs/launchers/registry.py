@@ -34,11 +34,18 @@ def _imported() -> Launcher[Any]:
     return ImportedLauncher()
 
 
+def _external() -> Launcher[Any]:
+    from jobs.launchers.external import ExternalLauncher
+
+    return ExternalLauncher()
+
+
 LAUNCHERS: dict[str, Callable[[], Launcher[Any]]] = {
     "local": _local,
     "slurm": _slurm,
     "slurm-step": _step,
     "imported": _imported,
+    "external": _external,
 }
 """Name -> a new instance (imported on first use: the local launcher needs no Slurm, and the other way round)."""
 

@@ -55,8 +55,9 @@ def detect_placement(
     master_port: int = 0,
     expected_world_size: int | None = None,
 ) -> Placement:
-    """The placement from submitit's local executor, from Slurm, or from torchrun-style variables."""
-    host = socket.gethostname()
+    """The placement from submitit's local executor, from Slurm, or from torchrun-style variables; the host
+    is NODE_NAME where set (Kubernetes' downward API: the node, not the pod), else the hostname."""
+    host = env.get("NODE_NAME", "").strip() or socket.gethostname()
     executor = env.get("SUBMITIT_EXECUTOR", "")
     if executor == "slurm" or (not executor and env.get("SLURM_PROCID") and env.get("SLURM_STEP_ID")):
         slurm = placement_from_env(env, master_addr, master_port, expected_world_size)
