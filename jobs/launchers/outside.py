@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 RANK_COMMAND_LATER = "collbench rank KEY=VALUE ..."
-"""The command a launcher is to start once per rank (issue 41: not there yet)."""
+"""The command a launcher is to start once per rank (jobs/cli/rank_command.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ def refusal(command: str, found: OutsideLauncher) -> str:
         f"collbench {command}: this is {size} started by {found.name} ({found.evidence}); collbench {command} "
         f"starts its own ranks and would start them once per process here. Type it once, without {found.name} "
         f"(one node: collbench run ranks={ranks}); the command for a launcher to start per rank is "
-        f"`{RANK_COMMAND_LATER}`, which is coming (issue 41) and not there yet"
+        f"`{RANK_COMMAND_LATER}`"
     )
 
 

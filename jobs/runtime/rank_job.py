@@ -176,9 +176,10 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
 
     from collectives.device_memory import available_bytes
     from collectives.memory import check_fits
-    from collectives.sweep import RankContext, run_sweep
+    from collectives.sweep import RankContext
     from jobs.runtime.devices import rank_device
     from jobs.runtime.heartbeat import flight_recorder_environment
+    from jobs.runtime.rank_tasks import RankWork, rank_entry
 
     device = rank_device(cfg.device, placement, os.environ)  # cuda:0 where Slurm bound one GPU to the task
     status.set_device(str(device))
@@ -218,7 +219,7 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         _inject_faults(cfg, placement.rank)
         attempt = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
         # isolate's rounds follow from each other's figures: an attempt runs them all again
-        carried = 0 if cfg.task == "isolate" else _agreed_carry_over(run, attempt, placement, device)
+        carried = 0 if cfg.spec.in_rounds else _agreed_carry_over(run, attempt, placement, device)
         ctx = RankContext(
             rank=placement.rank,
             nranks=placement.world_size,
@@ -228,19 +229,8 @@ def _run_rank(cfg: Config, run: RunDir, placement: Placement, status: StatusWrit
         )
         with run.rank_results(placement.rank).open("a", encoding="utf-8") as results:
             writer = _ResultWriter(results, attempt)
-            if cfg.task == "isolate":
-                from jobs.runtime.isolate_rounds import run_isolate
-
-                run_isolate(cfg, run, placement, device, writer.write, heartbeat)
-            else:
-                run_sweep(
-                    cfg.bench,
-                    ctx,
-                    writer.write,
-                    corrupt_output=cfg.faults.corrupt_rank == placement.rank,
-                    on_progress=heartbeat,
-                    skip_first=carried,
-                )
+            work = RankWork(cfg, run, placement, ctx, device, writer.write, heartbeat, carried)
+            rank_entry(cfg.spec)(work)  # what this kind of run measures (jobs.config.tasks.TASKS)
         dist.barrier()
         return writer.rows + carried
     except BaseException as error:
@@ -356,7 +346,7 @@ class _ResultWriter:
 NOT_A_PROGRAM = (
     "jobs.runtime.rank_job is not a program: collbench's own launchers call its run_rank() in each rank they "
     "start (jobs/launchers/entry.py); to run ranks on one node type `collbench run ranks=N`; the command for "
-    "torchrun, srun or mpirun to start per rank is `collbench rank KEY=VALUE ...`, coming (issue 41), not there yet"
+    "torchrun, srun or mpirun to start per rank is `collbench rank KEY=VALUE ...`"
 )
 """What `python -m jobs.runtime.rank_job` answers, by hand or under torchrun: it used to exit 0 doing nothing."""
 

@@ -103,6 +103,6 @@ def test_every_starting_command_refuses_as_one_task_of_an_srun_step(argv: list[s
         f"collbench: error: collbench {argv[0]}: this is one of 8 processes started by srun (SLURM_STEP_ID=0, "
         f"SLURM_STEP_NUM_TASKS=8); collbench {argv[0]} starts its own ranks and would start them once per process "
         "here. Type it once, without srun (one node: collbench run ranks=8); the command for a launcher to start "
-        "per rank is `collbench rank KEY=VALUE ...`, which is coming (issue 41) and not there yet"
+        "per rank is `collbench rank KEY=VALUE ...`"
     ]
     assert list(tmp_path.iterdir()) == []
