@@ -70,3 +70,122 @@ def _components(pairs: Sequence[Measured], threshold: float) -> list[set[int]]:
     for node in list(parent):
         found[root(node)].add(node)
     return sorted(found.values(), key=min)
+
+
+Side = tuple[int, ...]
+
+
+def bipartitions(pairs: Sequence[Measured], threshold: float) -> list[tuple[Side, Side]]:
+    """Two sides of one rail's pairs that a slow link between them would explain, for the inference to weigh
+    (jobs.isolate.inference): where the figures are sparse (check's cycle of pairs), the sides the slow pairs
+    alternate (a slow pair crosses, a fast pair stays), when that is consistent; where they are dense, each of
+    the nodes slowest with most partners grown into a side: its slow partners, then the nodes slow with most
+    of them. Each side holds two nodes or more that were measured fast with another node of their side (a leaf
+    is fast within): two bad nodes never measured together are no leaf."""
+    pairs = [r for r in pairs if len(r.nodes) == 2]
+    slow = [r for r in pairs if r.busbw < threshold]
+    if len(slow) < 2:
+        return []
+    found = [_alternating(pairs, threshold)]
+    degree: dict[int, int] = defaultdict(int)
+    for record in slow:
+        for node in record.nodes:
+            degree[node] += 1
+    for seed in sorted(degree, key=lambda node: (-degree[node], node))[:3]:
+        found.append(_grown(pairs, threshold, seed))
+    cuts = {(min(cut), max(cut)) for cut in found if cut is not None and _fast_within(pairs, threshold, *cut)}
+    return sorted(cuts)
+
+
+def _alternating(pairs: Sequence[Measured], threshold: float) -> tuple[Side, Side] | None:
+    colours = alternating_sides(pairs, threshold)
+    return _two(colours) if colours is not None else None
+
+
+def alternating_sides(pairs: Sequence[Measured], threshold: float) -> dict[int, int] | None:
+    """Each node's side when every slow pair crosses and every fast pair stays (0 or 1, by connected part of the
+    matrix), or None when no such sides exist (the figures are not a cut)."""
+    side: dict[int, int] = {}
+    edges: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for record in pairs:
+        a, b = record.nodes
+        flip = int(record.busbw < threshold)
+        edges[a].append((b, flip))
+        edges[b].append((a, flip))
+    for start in sorted(edges):
+        if start in side:
+            continue
+        side[start], todo = 0, [start]
+        while todo:
+            node = todo.pop()
+            for other, flip in edges[node]:
+                want = side[node] ^ flip
+                if other not in side:
+                    side[other] = want
+                    todo.append(other)
+                elif side[other] != want:
+                    return None
+    return side
+
+
+def alone(pairs: Sequence[Measured], threshold: float, node: int) -> bool:
+    """No cut explains `node`'s slow pairs: the sides that would have every slow pair cross and every fast pair
+    stay exist, and hold `node` alone on its side of its part of the matrix (a slow node in an otherwise fast
+    matrix). Where the sides exist with other nodes beside it, or do not exist at all (noise), a cut the topology
+    does not name cannot be ruled out from these pairs."""
+    pairs = [r for r in pairs if len(r.nodes) == 2]
+    colours = alternating_sides(pairs, threshold)
+    if colours is None or node not in colours:
+        return False
+    linked = _linked(pairs, node)
+    return all(colours[other] != colours[node] for other in linked if other != node)
+
+
+def _linked(pairs: Sequence[Measured], node: int) -> set[int]:
+    edges: dict[int, set[int]] = defaultdict(set)
+    for record in pairs:
+        a, b = record.nodes
+        edges[a].add(b)
+        edges[b].add(a)
+    seen, todo = {node}, [node]
+    while todo:
+        for other in edges[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
+
+
+def _grown(pairs: Sequence[Measured], threshold: float, seed: int) -> tuple[Side, Side] | None:
+    inside: set[int] = {seed}
+    outside: set[int] = set()
+    for _ in range(3):
+        outside = _slow_with_most(pairs, threshold, inside)
+        inside = _slow_with_most(pairs, threshold, outside)
+    return _two({**dict.fromkeys(inside, 0), **dict.fromkeys(outside - inside, 1)})
+
+
+def _slow_with_most(pairs: Sequence[Measured], threshold: float, group: set[int]) -> set[int]:
+    """The nodes outside `group` slow with more than half of the group's nodes they were measured with."""
+    seen: dict[int, list[bool]] = defaultdict(list)
+    for record in pairs:
+        a, b = record.nodes
+        for node, other in ((a, b), (b, a)):
+            if other in group and node not in group:
+                seen[node].append(record.busbw < threshold)
+    return {node for node, slow in seen.items() if sum(slow) * 2 > len(slow)}
+
+
+def _two(side: dict[int, int]) -> tuple[Side, Side] | None:
+    a = tuple(sorted(n for n, s in side.items() if s == 0))
+    b = tuple(sorted(n for n, s in side.items() if s == 1))
+    return (a, b) if len(a) >= MIN_CROSS_NODES and len(b) >= MIN_CROSS_NODES else None
+
+
+def _fast_within(pairs: Sequence[Measured], threshold: float, a: Side, b: Side) -> bool:
+    placed = {node: 0 for node in a} | {node: 1 for node in b}
+    fast: dict[int, set[int]] = defaultdict(set)
+    for record in pairs:
+        x, y = record.nodes
+        if x in placed and y in placed and placed[x] == placed[y] and record.busbw >= threshold:
+            fast[placed[x]].update((x, y))
+    return all(len(fast[s]) >= MIN_CROSS_NODES for s in (0, 1))

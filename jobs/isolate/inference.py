@@ -28,11 +28,12 @@ import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from jobs.isolate.cut import alone, bipartitions
 from jobs.isolate.verdict import EVERY_RAIL, Grain, Measured, Undecided
 
 Floats = npt.NDArray[np.float64]
@@ -53,6 +54,10 @@ MIN_SIGMA = 0.01
 """The spread assumed at least: no fabric measures a group closer than 1% run to run."""
 MIN_PARTNERS = 2
 """A node or rail is named only when it was slow with two partners or more whose slowness nothing else explains."""
+MIN_PARTNERS_NO_TOPOLOGY = 3
+"""With no topology known: two slow partners of a node in a sparse plan (check's cycle of pairs) are as well
+explained by a cut between sets of nodes no topology names, with the node on one side and its partners on the
+other; a third partner held healthy, with the rest of the plan fast, leaves no such cut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,9 @@ class Candidate:
     switches: tuple[str, ...]
     covers: Indices
     """The figures whose path it lies on."""
+    searched: float = 0.0
+    """nats: log of how many such candidates the figures were searched for. A cut whose sides the figures chose
+    (no topology) is one of 2^(n-1) ways to split n nodes: a free partition fits any noise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,17 +122,19 @@ def infer(
     confirmation, the last planned round; a fault with no slow figure after it was never measured again."""
     x = np.array([r.busbw / level if level else 1.0 for r in records], dtype=np.float64)
     sigma = noise_of(records, level, tolerance)
-    model = _Model(x, sigma, 1 - tolerance)
-    candidates, tested = _candidates(records, leaf_of, model)
+    model = _Model(x, sigma, 1 - tolerance, level)
+    candidates, tested = _candidates(records, leaf_of, model, level, cuts=not named_switches)
     penalty = _penalties(candidates, tested)
     chosen = model.explain(candidates, penalty, set())
     judged: dict[int, Judged] = {}
     for index, factor in sorted(chosen.items()):
         margin, instead = model.margin(candidates, penalty, chosen, index)
-        why = _why(candidates[index], margin, records, model, chosen, candidates, remeasured_after)
+        why = _why(candidates[index], margin, records, model, chosen, candidates, remeasured_after, named_switches)
         judged[index] = Judged(candidates[index], factor, margin, why)
         if why is not None and margin < NAMING_MARGIN:  # what explains its figures about as well is as suspect
-            for other, fitted in instead.items():
+            same = candidates[index].covers.tobytes()
+            alike = {i: factor for i, c in enumerate(candidates) if i != index and c.covers.tobytes() == same}
+            for other, fitted in {**instead, **alike}.items():
                 judged.setdefault(other, Judged(candidates[other], fitted, margin, why))
     return Inference(list(judged.values()), sigma)
     return Inference(judged, sigma)
@@ -133,8 +143,8 @@ def infer(
 class _Model:
     """The figures, the noise, and the likelihood of each figure under a factor."""
 
-    def __init__(self, x: Floats, sigma: float, threshold: float) -> None:
-        self.x, self.sigma, self.threshold = x, sigma, threshold
+    def __init__(self, x: Floats, sigma: float, threshold: float, level: float) -> None:
+        self.x, self.sigma, self.threshold, self.level = x, sigma, threshold, level
         self.healthy_nll = self.nll(x, np.ones_like(x))
 
     def nll(self, x: Floats, factor: Floats) -> Floats:
@@ -228,7 +238,7 @@ def _penalties(candidates: Sequence[Candidate], tested: Mapping[Grain, int]) -> 
     """Each candidate's: log(the units of its grain tested, every one measured, slow or not) + log(1 / its
     grain's share of ADMIT)."""
     share = ADMIT / max(1, len(tested))
-    return [math.log(tested[c.grain]) + math.log(1 / share) for c in candidates]
+    return [math.log(tested[c.grain]) + math.log(1 / share) + c.searched for c in candidates]
 
 
 def _why(
@@ -239,6 +249,7 @@ def _why(
     chosen: dict[int, float],
     candidates: Sequence[Candidate],
     remeasured_after: int | None,
+    topology: bool,
 ) -> Undecided | None:
     slow = [int(i) for i in candidate.covers if model.x[i] < model.threshold]
     if candidate.grain == "link" and len(slow) < 2:
@@ -247,15 +258,26 @@ def _why(
         return "few_partners"
     if candidate.grain in ("node", "rail"):
         others = [candidates[i] for i in chosen if candidates[i] is not candidate]
-        partners = _partners(candidate, slow, records, others)
-        if len(partners) < MIN_PARTNERS:
+        partners = _partners(candidate, slow, records, others, model)
+        least = MIN_PARTNERS if topology or _no_cut(candidate, slow, records, model) else MIN_PARTNERS_NO_TOPOLOGY
+        if len(partners) < least:
             suspect = {p for i in slow for p in records[i].nodes if p not in candidate.nodes}
-            return "suspect_partners" if len(suspect) >= MIN_PARTNERS else "few_partners"
+            return "suspect_partners" if len(suspect) >= least else "few_partners"
     if remeasured_after is not None and not any(records[i].round > remeasured_after for i in slow):
         return "once"
     if margin < NAMING_MARGIN:
         return "spread"
     return None
+
+
+def _no_cut(candidate: Candidate, slow: Sequence[int], records: Sequence[Measured], model: _Model) -> bool:
+    """On every rail the candidate is slow on, no cut could explain its slow pairs (jobs.isolate.cut.alone)."""
+    node = candidate.nodes[0]
+    threshold = model.level * model.threshold
+    for rail in sorted({records[i].rail for i in slow}):
+        if not alone([r for r in records if r.rail == rail], threshold, node):
+            return False
+    return True
 
 
 def _two_sided(candidate: Candidate, slow: Sequence[int], records: Sequence[Measured]) -> bool:
@@ -267,25 +289,42 @@ def _two_sided(candidate: Candidate, slow: Sequence[int], records: Sequence[Meas
 
 
 def _partners(
-    candidate: Candidate, slow: Sequence[int], records: Sequence[Measured], others: Sequence[Candidate]
+    candidate: Candidate, slow: Sequence[int], records: Sequence[Measured], others: Sequence[Candidate], model: _Model
 ) -> set[int]:
-    """The partners the candidate was slow with whose figure no other fault of the explanation lies on."""
+    """The partners the candidate was slow with whose figure no other fault of the explanation lies on, and that
+    the run holds healthy: fast in a figure of their own (on the candidate's rail, for a rail)."""
     explained: set[int] = set()
     for other in others:
         explained.update(int(i) for i in other.covers)
-    return {p for i in slow if i not in explained for p in records[i].nodes if p not in candidate.nodes}
+    fast = {
+        (n, r.rail if candidate.grain == "rail" else EVERY_RAIL)
+        for i, r in enumerate(records)
+        if model.x[i] >= model.threshold
+        for n in r.nodes
+    }
+    rail = candidate.rail if candidate.grain == "rail" else EVERY_RAIL
+    return {
+        p
+        for i in slow
+        if i not in explained
+        for p in records[i].nodes
+        if p not in candidate.nodes and (p, rail) in fast
+    }
 
 
 # ---- the candidates at every grain
 
 
 def _candidates(
-    records: Sequence[Measured], leaf_of: LeafOf, model: _Model
+    records: Sequence[Measured], leaf_of: LeafOf, model: _Model, level: float, cuts: bool
 ) -> tuple[list[Candidate], dict[Grain, int]]:
     """Every unit that could be at fault and whose figures are, at the median, slow (one whose figures are not
     can never be: taking the figures other faults explain out of its median only raises it), and how many units
-    of each grain were tested."""
+    of each grain were tested. `cuts`: no topology is known, so the sides the figures suggest are candidates too."""
     found = _nodes_and_rails(records) + _pair_links(records) + _switch_links(records, leaf_of)
+    if cuts:
+        found = [_searched(c, records) if c.grain == "switch_link" else c for c in found]
+        found += _cuts(records, level * model.threshold, {c.covers.tobytes() for c in found})
     tested: dict[Grain, int] = defaultdict(int)
     for candidate in found:
         tested[candidate.grain] += 1
@@ -346,6 +385,32 @@ def _switch_links(records: Sequence[Measured], leaf_of: LeafOf) -> list[Candidat
             for leaf in leaves:
                 ids = [i for pair, pair_ids in mine.items() if leaf in pair for i in pair_ids]
                 found.append(Candidate("switch_link", _side(records, ids, leaf_of, leaf), rail, (leaf,), _ids(ids)))
+    return found
+
+
+def _searched(candidate: Candidate, records: Sequence[Measured]) -> Candidate:
+    """A switch link between sets the matrix showed (no topology): its sides were chosen from the figures."""
+    nodes = {n for i in candidate.covers for n in records[int(i)].nodes}
+    return replace(candidate, searched=(len(nodes) - 1) * math.log(2))
+
+
+def _cuts(records: Sequence[Measured], threshold: float, known: set[bytes]) -> list[Candidate]:
+    """With no topology, each rail's cuts the figures suggest (jobs.isolate.cut.bipartitions), a switch link
+    between sets of nodes: none the leaves from the matrix already hold."""
+    by_rail: dict[int, list[int]] = defaultdict(list)
+    for index, record in enumerate(records):
+        if len(record.nodes) == 2:
+            by_rail[record.rail].append(index)
+    found = []
+    for rail, ids in sorted(by_rail.items()):
+        for inside, outside in bipartitions([records[i] for i in ids], threshold):
+            a, b = set(inside), set(outside)
+            across = [i for i in ids if {*records[i].nodes} & a and {*records[i].nodes} & b]
+            covers = _ids(across)
+            if covers.tobytes() not in known:
+                known.add(covers.tobytes())
+                searched = (len(a | b) - 1) * math.log(2)
+                found.append(Candidate("switch_link", inside, rail, (), covers, searched))
     return found
 
 

@@ -232,3 +232,44 @@ def test_a_slow_uplink_beats_the_rails_it_slows_under_wide_noise() -> None:
     verdict = judge_fabric(measure(5, [0, 1], figure), leaves=leaves)
     assert verdict.bad_nodes == [] and verdict.bad_rails == []
     assert [(f.switches, f.rail) for f in verdict.switch_faults] == [(("s1", "s2"), 0)]
+
+
+def test_a_cut_in_a_sparse_cycle_of_pairs_accuses_no_node() -> None:
+    """check's two rounds of pairs with no topology, a slow link between n[0-3] and n[4-7]: a node slow with
+    both its partners could be bad, or behind the cut; a cut cannot be ruled out, so no node is named."""
+    from jobs.isolate.check_plan import check_plan
+
+    side = {node: node // 4 for node in range(8)}
+    for seed in range(6):
+        pairs = [
+            Measured(number, group, SLOW if side[group[0]] != side[group[1]] else ripple(*group, 0))
+            for number, measured in enumerate(check_plan(8, 2, seed=seed)[1:], start=2)
+            for group in measured
+        ]
+        verdict = judge_fabric(pairs)
+        assert verdict.bad_nodes == [] and verdict.bad_rails == [], (seed, verdict.bad_nodes)
+
+
+def test_a_lone_slow_node_in_a_sparse_cycle_is_still_the_node() -> None:
+    """The same cycle with one slow node and every other pair fast: no cut could hold it alone on a side."""
+    from jobs.isolate.check_plan import check_plan
+
+    for seed in range(6):
+        pairs = [
+            Measured(number, group, SLOW if 5 in group else ripple(*group, 0))
+            for number, measured in enumerate(check_plan(8, 2, seed=seed)[1:], start=2)
+            for group in measured
+        ]
+        assert [f.node for f in judge_fabric(pairs).bad_nodes] == [5], seed
+
+
+def test_bipartitions_find_the_cut_and_alone_tells_a_lone_node() -> None:
+    from jobs.isolate.cut import alone, bipartitions
+
+    leaves = leaves_of(3, 3)
+    cut = measure(6, [EVERY_RAIL], lambda a, b, r: SLOW if leaves[a] != leaves[b] else ripple(a, b, r))
+    assert bipartitions(cut, HEALTHY / 2) == [((0, 1, 2), (3, 4, 5))]
+    assert not alone(cut, HEALTHY / 2, 0)
+    node = measure(6, [EVERY_RAIL], lambda a, b, r: SLOW if 2 in (a, b) else ripple(a, b, r))
+    assert bipartitions(node, HEALTHY / 2) == [], "one node alone is no side"
+    assert alone(node, HEALTHY / 2, 2)
