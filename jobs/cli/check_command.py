@@ -170,7 +170,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
     timeouts = replace(
         base.timeouts, collective_s=limits.collective_s, job_min=max(JOB_MIN_FLOOR, settings.budget_s / 60)
     )
-    cfg = derive(base, task="isolate", nodes=nodes, isolate=isolate, bench=bench, timeouts=timeouts)
+    cfg = derive(base, task="check", nodes=nodes, isolate=isolate, bench=bench, timeouts=timeouts)
     cfg, _ = with_topology(cfg)
     return cfg, source
 

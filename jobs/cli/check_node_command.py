@@ -42,7 +42,7 @@ SCRATCH_PREFIX = "collbench-check-node-"
 def node_config(name: str | None, words: list[str]) -> Config:
     """The user's config, as one local sweep: all_reduce at check.sizes, bounded by the node budget."""
     settings = load_config(name, [word for word in words if word.startswith(("check.", "backend=", "device="))]).check
-    cfg = load_config(name, [*words, "launcher=local", "nodes=1", "task=sweep", f"ranks={settings.local_ranks}"])
+    cfg = load_config(name, [*words, "launcher=local", "nodes=1", "task=check-node", f"ranks={settings.local_ranks}"])
     sizes = list(settings.local_sizes)
     timing = check_timing(cfg.backend, settings.tolerance)  # on NCCL: the connections in the warm-up, a floor
     bench = replace(
@@ -92,7 +92,7 @@ def check_node(
             from jobs.isolate.reasons import Finding
 
             findings = [Finding(host, code, line)] if code is not None else []
-            act_on_verdict(cfg, run if keep else None, "check-node", findings, [host] if said == "OK" else [], show)
+            act_on_verdict(cfg, run if keep else None, cfg.task, findings, [host] if said == "OK" else [], show)
     if record is not None:
         from jobs.history.node_check import NodeVerdict, record_node_check
 

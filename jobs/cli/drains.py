@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 
 from jobs.config.model import Config
+from jobs.config.tasks import TaskName
 from jobs.ending.drains import Acted, apply_steps, done_lines, refusal_line, step_lines, verdict_steps
-from jobs.isolate.reasons import Finding, Task
+from jobs.isolate.reasons import Finding
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.drains import DrainRecord
 from slurm.runner import SlurmError
@@ -19,7 +20,7 @@ from slurm.steps import cluster_name
 def act_on_verdict(
     cfg: Config,
     run: RunDir | None,
-    task: Task,
+    task: TaskName,
     findings: Sequence[Finding],
     passed: Sequence[str],
     show: bool,

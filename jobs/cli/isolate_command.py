@@ -15,6 +15,7 @@ from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
 from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
+from jobs.config.tasks import TASKS
 from jobs.inspect.report import RunOutcome, assess
 from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.registry import detached_launcher, launcher_of
@@ -67,7 +68,7 @@ def cmd_isolate(args: argparse.Namespace) -> int:
             raise ConfigError("isolate report only reads the run; --drain and --apply go with isolate wait JOB_OR_RUN")
         args.html_file = html_target(args.html)  # refused before the run is read or waited for
         run = find_run(args.words[1], args.output_dir or RUNS_DIR)
-        if run.read_meta().task != "isolate":
+        if not TASKS[run.read_meta().task].in_rounds:
             raise ConfigError(f"run {run.run_id} is not an isolate run; use collbench {args.words[0]} {args.words[1]}")
         return _wait(run, args) if args.words[0] == "wait" else _report(run, args)
     if args.html:

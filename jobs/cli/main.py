@@ -295,7 +295,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from jobs.inspect.plot import plot_busbw
 
         plot_busbw(outcome.rows, Path(args.plot), f"collbench {run.run_id}")
-    iso = assess_isolate_run(outcome, run) if outcome.config.task == "isolate" and html is not None else None
+    iso = assess_isolate_run(outcome, run) if outcome.config.spec.in_rounds and html is not None else None
     code = print_outcome(outcome, run, args.format, iso)
     if args.format == "table" and outcome.analysis:
         print("\n".join(outcome.analysis.lines()), flush=True)

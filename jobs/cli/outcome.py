@@ -181,7 +181,7 @@ def print_outcome(outcome: RunOutcome, run: RunDir, fmt: str = "table", iso: Iso
     if fmt == "table" and outcome.analysis:
         for line in outcome.analysis.verdict():
             print(f"collbench: {line}", file=sys.stderr)
-    if outcome.config.task != "isolate":
+    if outcome.config.spec.exit_rule != "rounds":
         return outcome.exit_code
     if fmt == "table":
         return max(outcome.exit_code, print_isolate_verdict(outcome, run, iso))

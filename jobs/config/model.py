@@ -23,6 +23,7 @@ from jobs.config.history_settings import HistorySettings
 from jobs.config.isolate_settings import IsolateSettings
 from jobs.config.rails_settings import RailSettings
 from jobs.config.schema import ConfigError, build, to_plain
+from jobs.config.tasks import TASKS, TaskName, TaskSpec, kind_of
 from jobs.config.topology_settings import TopologySettings
 from slurm.gpus import gpu_problems
 from slurm.settings import SlurmSettings
@@ -71,8 +72,10 @@ class Faults:
 
 @dataclass(kw_only=True, slots=True)
 class Config:
-    task: Literal["sweep", "isolate"] = "sweep"
-    """What every rank runs: the bench sweep over all ranks, or collbench isolate's rounds of node groups."""
+    task: TaskName = "sweep"
+    """The kind of run (jobs.config.tasks): the bench sweep over all ranks (sweep), collbench isolate's rounds
+    of node groups (isolate), collbench check's (check: isolate.mode check; task isolate with isolate.mode
+    check reads as check), or one node's own local sweep (check-node)."""
     launcher: Literal["local", "slurm", "slurm-step", "imported"] = "local"
     """Run the ranks on this machine (local), as a Slurm job (slurm), or as srun job steps inside the
     allocation this process already holds (slurm-step: salloc, a batch script; collbench check).
@@ -108,6 +111,14 @@ class Config:
     rails: RailSettings = field(default_factory=RailSettings)
     topology: TopologySettings = field(default_factory=TopologySettings)
 
+    def __post_init__(self) -> None:
+        self.task = kind_of(self.task, self.isolate.mode)
+
+    @property
+    def spec(self) -> TaskSpec:
+        """What this kind of run does differently (jobs.config.tasks.TASKS)."""
+        return TASKS[self.task]
+
     @property
     def on_slurm(self) -> bool:
         """The ranks run on Slurm's nodes, as a job of their own or as steps of an allocation."""
@@ -126,13 +137,13 @@ class Config:
 
     def measured_bench(self) -> BenchSettings:
         """What the ranks' task measures: the bench section, or for isolate (and check) its op and sizes."""
-        return self.isolate.bench(self.bench) if self.task == "isolate" else self.bench
+        return self.isolate.bench(self.bench) if self.spec.in_rounds else self.bench
 
     def largest_size_key(self) -> str:
         """The key that sets the largest size the task measures: what to lower when it does not fit."""
-        if self.task != "isolate":
-            return "bench.sizes" if self.bench.sizes else "bench.max_bytes"
-        return "check.sizes" if self.isolate.mode == "check" else "isolate.sizes"
+        if self.spec.size_key:
+            return self.spec.size_key
+        return "bench.sizes" if self.bench.sizes else "bench.max_bytes"
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -183,13 +194,15 @@ def _device_problems(cfg: Config) -> list[str]:
 
 
 def _isolate_problems(cfg: Config) -> list[str]:
-    if cfg.task != "isolate":
+    if not cfg.spec.in_rounds:
         return []
     if not cfg.on_slurm:
         return [
-            "task: isolate needs launcher=slurm or slurm-step (it measures nodes against each other); "
+            f"task: {cfg.task} needs launcher=slurm or slurm-step (it measures nodes against each other); "
             f"got {cfg.launcher!r}"
         ]
+    if cfg.isolate.mode != cfg.spec.plan_mode and cfg.spec.plan_mode:
+        return [f"isolate.mode: {cfg.isolate.mode} does not plan task {cfg.task}; allowed: {cfg.spec.plan_mode}"]
     found = cfg.isolate.problems(cfg.nodes)
     if found:
         return found

@@ -9,8 +9,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jobs.config.tasks import TaskName
 from jobs.isolate.drain_plan import Step, argv_of, plan_steps
-from jobs.isolate.reasons import Finding, Task, drains
+from jobs.isolate.reasons import Finding, drains
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.drains import DRAINS, DrainRecord, DrainStep
 from slurm.maintenance import apply
@@ -28,7 +29,7 @@ class Acted:
 
 
 def verdict_steps(
-    task: Task, findings: Sequence[Finding], passed: Sequence[str], run_id: str, resume: bool
+    task: TaskName, findings: Sequence[Finding], passed: Sequence[str], run_id: str, resume: bool
 ) -> list[Step]:
     """The steps the verdict makes on the nodes it names (one sinfo); slurm.runner's SlurmError when Slurm
     cannot say the nodes' states."""
@@ -50,7 +51,7 @@ def run_steps(steps: Sequence[Step]) -> Acted:
     return Acted(done, refused)
 
 
-def apply_steps(steps: Sequence[Step], run: RunDir | None, task: Task, run_id: str) -> tuple[Acted, DrainRecord]:
+def apply_steps(steps: Sequence[Step], run: RunDir | None, task: TaskName, run_id: str) -> tuple[Acted, DrainRecord]:
     """The steps run, and what was done written to the run's drains.json (when there is a run and a step)."""
     acted = run_steps(steps)
     record = DrainRecord(run_id=run_id, task=task, at=time.time(), steps=acted.steps)

@@ -1,14 +1,15 @@
-"""All of a run's final files, by whoever first sees the run end: summary.json, nccl-tests/ and table.txt;
-for an isolate run its verdict files; for a check run (isolate in mode check) its check/ files."""
+"""All of a run's final files, by whoever first sees the run end: summary.json, nccl-tests/ and table.txt,
+then the verdict files its kind of run names (TaskSpec.verdict_files): isolate.json and isolate-matrix.csv
+for an isolate or check run, and with them a check run's check/ files."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from jobs.config.tasks import TASKS
 from jobs.ending.summary import await_final_files, record_summary
 from jobs.inspect.report import RunOutcome
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.run import Task
 
 
 def write_final_files(run: RunDir, outcome_of: Callable[[], RunOutcome], job_over: bool = False) -> None:
@@ -16,17 +17,17 @@ def write_final_files(run: RunDir, outcome_of: Callable[[], RunOutcome], job_ove
     `job_over`: the launcher says the job has ended, so ranks that never started count as ended too.
     When rank 0 (or an earlier wait) has recorded them already, the run is not read (`outcome_of` is not
     called): at thousands of ranks that read takes seconds."""
-    isolate = run.read_meta().task == Task.ISOLATE
-    if run.summary_file.exists() and not (isolate and not run.isolate_verdict.exists()):
+    verdicts = TASKS[run.read_meta().task].verdict_files
+    if run.summary_file.exists() and not (verdicts and not run.isolate_verdict.exists()):
         await_final_files(run)  # rank 0 may be writing them this moment: return once they are whole
         return
     record_summary(run, outcome_of(), job_over=job_over)
-    if isolate:
-        _record_verdicts(run, outcome_of(), job_over)
+    if verdicts:
+        _record_verdicts(run, outcome_of(), job_over, with_check="check" in verdicts)
 
 
-def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool) -> None:
-    """isolate.json and isolate-matrix.csv once; with them, for a check run, its check/ files."""
+def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool, with_check: bool) -> None:
+    """isolate.json and isolate-matrix.csv once; with them (`with_check`) a check run's check/ files."""
     from jobs.ending.check_files import write_check_files  # the verdicts' modules only where an isolate run ends
     from jobs.ending.isolate_files import record_isolate
     from jobs.inspect.check_verdict import assess_check
@@ -34,5 +35,5 @@ def _record_verdicts(run: RunDir, outcome: RunOutcome, job_over: bool) -> None:
 
     iso = assess_isolate(run, outcome)
     wrote = record_isolate(run, iso, job_over=job_over)
-    if wrote and outcome.config.isolate.mode == "check":
+    if wrote and with_check:
         write_check_files(assess_check(run, outcome, iso), run.check_dir)

@@ -13,8 +13,9 @@ from jobs.rundir.writing import write_atomic
 
 
 def write_nccl_tests_files(run: RunDir, outcome: RunOutcome) -> list[Path]:
-    """nccl-tests/<op>.json for every op of a sweep run (none for collbench isolate), each replaced whole."""
-    if outcome.config.task == "isolate":
+    """nccl-tests/<op>.json for every op of a sweep run (none for a run in rounds: isolate, check), each
+    replaced whole."""
+    if outcome.config.spec.in_rounds:
         return []
     written = []
     for op, document in documents(run, outcome).items():

@@ -19,6 +19,7 @@ from typing import Any
 from collectives.results import SummaryRow, iter_rank_results
 from jobs.config.fingerprint import config_fingerprint, injected_faults
 from jobs.config.model import Config
+from jobs.config.tasks import TASKS
 from jobs.history.health import why_excluded
 from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES, RankEnd, rank_spans
@@ -29,7 +30,7 @@ from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.isolate import ISOLATE_VERDICT, IsolateVerdict, SwitchVerdict
 from jobs.rundir.records.rank import RankState, RankStatus
-from jobs.rundir.records.run import LauncherName, RunMeta, Task
+from jobs.rundir.records.run import LauncherName, RunMeta
 from jobs.rundir.records.summary import SUMMARY, Summary
 from slurm.hostlist import BadHostlist, can_be_listed, collect_hostlist, expand_hostlist
 
@@ -75,7 +76,7 @@ def gather(run: RunDir, sweep_id: str | None = None, outcome_of: Callable[[], Ru
             for a in attempts
         ],
     }
-    if meta.task == Task.ISOLATE:
+    if TASKS[meta.task].in_rounds:
         verdict = _isolate_verdict(run, outcome_of)
         record.children.update(_isolate(verdict))
         if summary.passed and verdict.inconclusive and not verdict.found:

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from jobs.config.check_settings import NodeRecord
 from jobs.config.model import Config
+from jobs.config.tasks import TaskName
 from jobs.history import schema
 from jobs.history.database import History, HistoryError, first_line, open_history, resolve_history_url
 from jobs.history.gather import Row, RunRecord, gather
@@ -24,7 +25,8 @@ from jobs.inspect.report import RunOutcome
 from jobs.isolate.reasons import Code
 from jobs.rundir.layout import RunDir
 
-NODE_CHECK_TASK = "check-node"
+NODE_CHECK_TASK: TaskName = "check-node"
+"""runs.task of a check --node run: its run.json says so from format 4; one of format 3 said sweep."""
 NOT_A_BASELINE = "a check --node run"
 """Its runs.excluded reason: a node's own check measures the node alone, at the check's sizes and budget;
 no sweep compares with it."""

@@ -15,7 +15,6 @@ from jobs.inspect.findings import run_findings
 from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.bisect import Bisect
-from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.confirm import confirming, planned_rounds
 from jobs.isolate.drain_plan import verdict_drains
 from jobs.isolate.grains import judge_fabric
@@ -31,7 +30,6 @@ from jobs.isolate.rounds import Rounds, group_figures, replay
 from jobs.isolate.verdict import (
     EVERY_RAIL,
     Inconclusive,
-    Measured,
     Verdict,
     bisect_verdict,
     exclude_override,
@@ -164,7 +162,7 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
         verdict = bisect_verdict(rounds.planner, rounds.measured, hosts)
     elif rounds.measured:
         verdict = judge_fabric(
-            _judged(rounds), cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves,
+            rounds.judged, cfg.isolate.tolerance, cfg.isolate.expected_busbw, grains.leaves,
             confirming=confirming(rounds.planner), planned_rounds=planned_rounds(rounds.planner),
         )  # fmt: skip
     stopped = []
@@ -208,14 +206,6 @@ def verdict_findings(verdict: Verdict | None, hosts: list[str], nics: list[str])
         for fault in verdict.switch_faults
     ]
     return found
-
-
-def _judged(rounds: Rounds) -> list[Measured]:
-    """What the verdict weighs: every group, but for collbench check only its pairs (its whole-allocation
-    round holds every node, and would count a bad node's slowness against every other)."""
-    if rounds.mode != "check":
-        return rounds.measured
-    return [m for m in rounds.measured if m.round != WHOLE_ROUND] or rounds.measured
 
 
 def _plan(run: RunDir) -> IsolatePlan | None:

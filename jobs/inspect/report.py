@@ -179,8 +179,8 @@ def _scope(run: RunDir, outcome: RunOutcome) -> RunScope:
         rows=outcome.rows,
         line=line_rate(run, cfg.backend, cfg.env, hosts, cfg.fabric.line_gbps),
         hosts=hosts,
-        isolate_config=str(run.config_file) if slurm and cfg.task != "isolate" else "",
-        in_rounds=cfg.task == "isolate",
+        isolate_config=str(run.config_file) if slurm and not cfg.spec.in_rounds else "",
+        in_rounds=cfg.spec.in_rounds,
     )
 
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from jobs.isolate.reasons import Code, Finding, Task, drain_reason, drains, own_drain
+from jobs.config.tasks import TaskName
+from jobs.isolate.reasons import Code, Finding, drain_reason, drains, own_drain
 from slurm.evidence import NodeState
 from slurm.nodes import drain_argv, resume_argv
 from slurm.steps import command_text
@@ -34,7 +35,7 @@ def argv_of(step: Step) -> list[str]:
     return drain_argv([step.host], step.reason) if step.action == "drain" else resume_argv([step.host])
 
 
-def verdict_drains(findings: Sequence[Finding], task: Task, run_id: str) -> list[str]:
+def verdict_drains(findings: Sequence[Finding], task: TaskName, run_id: str) -> list[str]:
     """The drain lines the verdict alone asks for, as a reader prints them (it asks Slurm nothing: the run's
     command, with --drain or drain.apply, weighs them against the nodes' states)."""
     steps = plan_steps(findings, [], task, run_id, {}, resume=False, known=False)
@@ -44,7 +45,7 @@ def verdict_drains(findings: Sequence[Finding], task: Task, run_id: str) -> list
 def plan_steps(
     findings: Sequence[Finding],
     passed: Sequence[str],
-    task: Task,
+    task: TaskName,
     run_id: str,
     states: Mapping[str, NodeState],
     resume: bool = True,
@@ -63,7 +64,7 @@ def plan_steps(
     return steps
 
 
-def _for_named(host: str, found: list[Finding], task: Task, run_id: str, state: NodeState | None) -> Step:
+def _for_named(host: str, found: list[Finding], task: TaskName, run_id: str, state: NodeState | None) -> Step:
     codes = tuple(dict.fromkeys(finding.code for finding in found))
     figure = "; ".join(finding.figure for finding in found)
     if state is None:
@@ -77,7 +78,7 @@ def _for_named(host: str, found: list[Finding], task: Task, run_id: str, state: 
     return Step(host, "drain", merged, drain_reason(merged, task, run_id, figure), f"{task} named it: {figure}")
 
 
-def _for_passed(host: str, task: Task, state: NodeState | None) -> list[Step]:
+def _for_passed(host: str, task: TaskName, state: NodeState | None) -> list[Step]:
     if state is None or not state.held:
         return []
     own = own_drain(state.reason)

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
+from jobs.config.tasks import TASK_NAMES, TASKS, TaskName
 from jobs.rundir.records.findings import Code, Finding
 
 __all__ = ["CODES", "Code", "Finding", "OwnDrain", "ReasonCode", "drain_reason", "drains", "own_drain"]
-
-Task = Literal["check-node", "check", "isolate"]
-"""What judged a node: a node alone (check --node), pairs within an allocation (check), pairs and rails (isolate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +40,10 @@ REASON_CODES: dict[Code, ReasonCode] = {
     )
 }
 CODES: tuple[Code, ...] = get_args(Code)
-TASKS: tuple[Task, ...] = get_args(Task)
-
-SCOPE: dict[Task, int] = {"check-node": 0, "check": 1, "isolate": 1}
-"""How much of a node a task sees: a node-local check sees no NIC, so its pass resumes only what a node-local
-check drained; check and isolate see the node, its rails and its links."""
+SCOPE: dict[TaskName, int] = {name: spec.drain_scope for name, spec in TASKS.items()}
+"""How much of a node a task sees (TaskSpec.drain_scope): a node-local check sees no NIC, so its pass resumes
+only what a node-local check drained; check and isolate see the node, its rails and its links; a sweep
+judges no node."""
 
 PREFIX = "collbench:"
 REASON_CHARS = 200
@@ -59,15 +56,15 @@ class OwnDrain:
     """What a drain reason of collbench's own says: its codes, the task that drained it and the run."""
 
     codes: tuple[Code, ...]
-    task: Task
+    task: TaskName
     run_id: str
 
-    def cleared_by(self, task: Task) -> bool:
+    def cleared_by(self, task: TaskName) -> bool:
         """Whether a pass of `task` clears this drain: one at least as wide as the task that drained it."""
         return SCOPE[task] >= SCOPE[self.task]
 
 
-def drain_reason(codes: tuple[Code, ...], task: Task, run_id: str, figure: str) -> str:
+def drain_reason(codes: tuple[Code, ...], task: TaskName, run_id: str, figure: str) -> str:
     """The reason a drain carries; no double quote (it goes inside Reason="...")."""
     head = f"{PREFIX}{','.join(codes)} by {task} run={run_id}"
     text = f"{head} {figure}".replace('"', "'").strip()
@@ -80,7 +77,7 @@ def own_drain(reason: str) -> OwnDrain | None:
     if found is None:
         return None
     codes = tuple(code for code in CODES if code in found["codes"].split(","))
-    task = next((task for task in TASKS if task == found["task"]), None)
+    task = next((task for task in TASK_NAMES if task == found["task"]), None)
     if not codes or task is None:
         return None
     return OwnDrain(codes, task, found["run_id"])

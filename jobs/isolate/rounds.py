@@ -8,14 +8,14 @@ plateau: a degraded link is slow at every size, a healthy one reaches its bandwi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from collectives.results import SummaryRow
 from jobs.config.isolate_settings import IsolateSettings
 from jobs.isolate.bisect import Bisect
-from jobs.isolate.check_plan import check_plan
+from jobs.isolate.check_plan import WHOLE_ROUND, check_plan
 from jobs.isolate.confirm import ConfirmedPlan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import EVERY_RAIL, Measured
@@ -37,6 +37,8 @@ class FixedPlan:
     """check: every round known in advance, whatever the figures."""
 
     plan: list[Round]
+    whole_round: int = 0
+    """The round that holds every node, which the verdict does not weigh (0: none)."""
     handed_out: int = 0
 
     def next_round(self) -> Round | None:
@@ -53,21 +55,43 @@ def planner_for(
     settings: IsolateSettings, n: int, leaves: Sequence[str | None] = (), measured: list[Measured] | None = None
 ) -> Planner:
     """The mode's planner; `measured`: the list the rounds fill, which the slow pairs are judged from."""
-    mode = settings.resolved_mode(n)
-    if mode == "bisect":
-        return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
-    if mode == "check":
-        return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves))
-    plan = random_plan(n, settings.rounds, settings.seed) if mode == "random" else pairs_plan(n)
-    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
-    return ConfirmedPlan(
-        plan,
-        settings.tolerance,
-        settings.expected_busbw,
-        settings.confirm_rounds,
-        measured if measured is not None else [],
-        known or None,
-    )
+    planner = PLANNERS[settings.resolved_mode(n)]
+    return planner(settings, n, leaves, measured if measured is not None else [])
+
+
+def _bisect(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
+    return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
+
+
+def _check(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
+    return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves), whole_round=WHOLE_ROUND)
+
+
+def _confirmed(plan_of: Callable[[IsolateSettings, int], list[Round]]) -> PlannerFor:
+    """A planner of `plan_of`'s rounds whose would-be bad links are measured again."""
+
+    def planner(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
+        known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
+        return ConfirmedPlan(
+            plan_of(settings, n),
+            settings.tolerance,
+            settings.expected_busbw,
+            settings.confirm_rounds,
+            measured,
+            known or None,
+        )
+
+    return planner
+
+
+PlannerFor = Callable[[IsolateSettings, int, Sequence[str | None], list[Measured]], Planner]
+PLANNERS: dict[str, PlannerFor] = {
+    "bisect": _bisect,
+    "check": _check,
+    "random": _confirmed(lambda settings, n: random_plan(n, settings.rounds, settings.seed)),
+    "pairs": _confirmed(lambda settings, n: pairs_plan(n)),
+}
+"""isolate.mode, resolved (auto is pairs or random) -> its planner."""
 
 
 def group_label(round_no: int, hosts: Sequence[str], group: Group, rail: int = EVERY_RAIL) -> str:
@@ -125,6 +149,13 @@ class Rounds:
     @property
     def mode(self) -> str:
         return self.settings.resolved_mode(len(self.hosts))
+
+    @property
+    def judged(self) -> list[Measured]:
+        """What the verdict weighs: every group but a plan's whole-allocation round (collbench check's: it holds
+        every node, and would count a bad node's slowness against every other)."""
+        whole = self.planner.whole_round if isinstance(self.planner, FixedPlan) else 0
+        return [m for m in self.measured if m.round != whole] or self.measured
 
     def start(self) -> Round | None:
         """The next round's groups, or None when the plan is done."""

@@ -46,7 +46,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
 from jobs.rundir.records.config import load_run_config
 from jobs.rundir.records.rank import STATUS, RankState, RankStatus
-from jobs.rundir.records.run import UNKNOWN, LauncherName, Task
+from jobs.rundir.records.run import UNKNOWN, LauncherName
 from jobs.rundir.writing import write_json_atomic
 from slurm.hostlist import collect_hostlist
 
@@ -159,7 +159,7 @@ def _write_run(job: Job, cfg: Config, parent: Path, sources: Sequence[str]) -> R
         run.config_file.write_text(to_yaml(cfg), encoding="utf-8")
         run.update_meta(
             run_id=run.run_id, launcher=LauncherName.IMPORTED, world_size=cfg.world_size, nodes=cfg.nodes,
-            task=Task.SWEEP, imported_from=list(sources),
+            task="sweep", imported_from=list(sources),
             imported_as=dataclasses.asdict(job.label.imported_as), imported_digest=job.digest,
         )  # fmt: skip
         _write_ranks(run, job, _mtime(sources))

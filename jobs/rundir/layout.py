@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from omegaconf import OmegaConf
 
 from jobs.rundir.records.codec import RecordError
-from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta
+from jobs.rundir.records.run import RUN, RUN_VERSION, RunMeta, read_run
 
 NCCL_TRACE_PREFIX = "nccl-trace-rank-"
 """A Flight Recorder dump's file name in logs/ before its rank."""
@@ -180,7 +181,15 @@ class RunDir:
 
     def read_meta(self) -> RunMeta:
         """run.json; RecordError (one line) when it is damaged or of a format this collbench does not read."""
-        return RUN.read(self.meta_file)
+        return read_run(self.meta_file, self._plan_mode)
+
+    def _plan_mode(self) -> str:
+        """config.yaml's isolate.mode ('' where it says none or cannot be read): what tells an old check run."""
+        try:
+            saved = OmegaConf.load(self.config_file)
+            return str(OmegaConf.select(saved, "isolate.mode", default=""))
+        except Exception:  # OSError, yaml.YAMLError and OmegaConf's own errors: the task as run.json says it
+            return ""
 
     def update_meta(self, **fields: Any) -> None:
         """Set fields of run.json (creating it with the first call, which names every required field);

@@ -278,9 +278,9 @@ def documents(run: RunDir, outcome: RunOutcome) -> dict[str, dict[str, Any]]:
     """op -> its nccl-tests JSON document, in the order the run measured the ops. NotExportable for a
     collbench isolate run (its rows are rounds of subgroups, which nccl-tests' schema has no place for)."""
     cfg = outcome.config
-    if cfg.task == "isolate":
+    if cfg.spec.in_rounds:
         raise NotExportable(
-            f"{run.path}: a collbench isolate run has no nccl-tests JSON (its rows are rounds of node groups); "
+            f"{run.path}: a collbench {cfg.task} run has no nccl-tests JSON (its rows are rounds of node groups); "
             "the formats it has are table, json and csv"
         )
     rows = [row for row in outcome.rows if not row.group]

@@ -223,7 +223,7 @@ def add_run(
 ) -> dict[str, str]:
     """Add one run's metrics; its grouping key (cluster, config)."""
     outcome = outcome or assess(run)
-    record = isolate_record(run, outcome) if outcome.config.task == "isolate" else None
+    record = isolate_record(run, outcome) if outcome.config.spec.in_rounds else None
     levels = {node.host: node.median_busbw for node in record.nodes} if record is not None else {}
     known = baselines(run, outcome, levels) if baselines is not None else None
     cfg = outcome.config

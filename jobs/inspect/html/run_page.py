@@ -56,9 +56,9 @@ def render_run_page(
     logs are linked relative to it). An isolate or check run's verdict is assessed here unless given.
     `history`: its place in the history (with `history_asked`: --against-history was given)."""
     cfg = outcome.config
-    if cfg.task == "isolate" and isolate is None:
+    if cfg.spec.in_rounds and isolate is None:
         isolate = assess_isolate(run, outcome)
-    if cfg.task == "isolate" and cfg.isolate.mode == "check" and check is None:
+    if "check" in cfg.spec.verdict_files and check is None:
         check = assess_check(run, outcome, isolate)
     pairs = pair_section(isolate, cfg, check) if isolate is not None else None
     named = pairs.named_hosts if pairs else []
@@ -79,10 +79,7 @@ def render_run_page(
 
 
 def _kind(outcome: RunOutcome) -> str:
-    cfg = outcome.config
-    if cfg.task == "isolate":
-        return "check" if cfg.isolate.mode == "check" else "isolate"
-    return "run"
+    return outcome.config.spec.page_kind
 
 
 def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, history: HistoryPlace | None) -> Verdict:

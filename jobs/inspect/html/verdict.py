@@ -76,12 +76,8 @@ def run_command(run: RunDir, cfg: Config) -> Command:
     if cfg.launcher == "imported":
         files = " ".join(run.read_meta().imported_from) or "FILE"
         return Command(f"collbench import {files}", "imported from nccl-tests' output: the files it read")
-    if cfg.task == "isolate" and cfg.isolate.mode == "check":
-        text = f"collbench check --config {config}"
-    elif cfg.task == "isolate":
-        text = f"collbench isolate --config {config}"
-    else:
-        text = f"collbench {'run' if cfg.launcher == 'local' else 'submit'} --config {config}"
+    command = cfg.spec.command or f"collbench {'run' if cfg.launcher == 'local' else 'submit'}"
+    text = f"{command} --config {config}"
     words = (
         f"{cfg.launcher}, backend {cfg.backend}, {cfg.nodes} node(s), {cfg.world_size} rank(s); the run directory "
         "keeps its resolved config, not the command line: this runs that config again"

@@ -59,12 +59,16 @@ class Format(Generic[R]):
     def oldest(self) -> int:
         return min([self.version, *self.upgrades])
 
-    def decode(self, data: bytes, where: str) -> R:
-        """The record in `data`; `where` names the file (or file:line) in errors."""
+    def version_in(self, data: bytes, where: str) -> int:
+        """The format `data` says it is in (MISSING_VERSION when it says none)."""
         try:
-            version = _VERSION.decode(data).version
+            return _VERSION.decode(data).version
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             raise RecordError(f"{where}: damaged {self.name}, not a JSON object: {_reason(error)}") from None
+
+    def decode(self, data: bytes, where: str) -> R:
+        """The record in `data`; `where` names the file (or file:line) in errors."""
+        version = self.version_in(data, where)
         if version == self.version:
             return self._typed(data, where)
         if version > self.version:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from jobs.config.tasks import TaskName, kind_of
 from jobs.rundir.records.codec import Format, Plain
 from jobs.rundir.records.kinds import Word
 
@@ -21,16 +24,10 @@ class LauncherName(Word):
     """Another launcher started the ranks, each `collbench rank` (run.json's `external` says which)."""
 
 
-class Task(Word):
-    """What the ranks run."""
-
-    SWEEP = "sweep"
-    """The nccl-tests style sweep over ops and sizes."""
-    ISOLATE = "isolate"
-    """collbench isolate's rounds of node groups."""
-
-
-RUN_VERSION = 3
+RUN_VERSION = 4
+TASK_KINDS_VERSION = 4
+"""The format from which task says every kind (check, check-node); before it a check run said isolate and
+a check --node run sweep (jobs.rundir.layout.RunDir.read_meta reads them as what they were)."""
 
 
 UNKNOWN = "unknown"
@@ -60,7 +57,8 @@ class RunMeta:
     world_size: int
     """Ranks in the job."""
     nodes: int
-    task: Task = Task.SWEEP
+    task: TaskName = "sweep"
+    """The kind of run (jobs.config.tasks): sweep, isolate, check or check-node (format 4)."""
     job_id: str = ""
     """Slurm's job id, or the local controller's pid; empty until the job is started."""
     master_addr: str = ""
@@ -94,4 +92,22 @@ def _from_v2(plain: Plain) -> Plain:
     return plain
 
 
-RUN = Format("run.json", RunMeta, RUN_VERSION, {1: _from_v1, 2: _from_v2}, pretty=True)
+def _from_v3(plain: Plain) -> Plain:
+    """Format 4 says check and check-node in task; a format 3 file said isolate or sweep, which the run
+    directory's reader tells apart by the config (RunDir.read_meta)."""
+    return plain
+
+
+RUN = Format("run.json", RunMeta, RUN_VERSION, {1: _from_v1, 2: _from_v2, 3: _from_v3}, pretty=True)
+
+
+def read_run(path: Path, plan_mode: Callable[[], str]) -> RunMeta:
+    """run.json at `path`, its task the kind of run: a file of a format before TASK_KINDS_VERSION said isolate
+    for a check run too, told apart by `plan_mode()` (the config's isolate.mode, asked only then). A check
+    --node run of those formats said sweep, and nothing in its directory marks it otherwise: it reads as the
+    local sweep it ran (the history recorded it as check-node, jobs.history.node_check)."""
+    data = path.read_bytes()
+    meta = RUN.decode(data, str(path))
+    if meta.task == "isolate" and RUN.version_in(data, str(path)) < TASK_KINDS_VERSION:
+        return replace(meta, task=kind_of(meta.task, plan_mode()))
+    return meta

@@ -19,6 +19,7 @@ def _check_run(tmp_path: Path) -> RunDir:
     run = isolate_run(tmp_path / "runs")
     cfg = load_config("testcluster", ["task=isolate", "nodes=4", "isolate.mode=check", "history.record=false"])
     run.config_file.write_text(to_yaml(cfg))
+    run.update_meta(task=cfg.task)
     return run
 
 

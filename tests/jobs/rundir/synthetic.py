@@ -83,7 +83,7 @@ def paced_isolate_run(
     run = RunDir.create(output_dir, "slurm")
     run.config_file.write_text(to_yaml(cfg))
     run.update_meta(
-        run_id=run.run_id, launcher="slurm", world_size=2 * nodes, nodes=nodes, task="isolate", job_id=job_id
+        run_id=run.run_id, launcher="slurm", world_size=2 * nodes, nodes=nodes, task=cfg.task, job_id=job_id
     )
     hosts = [f"n{node + 1}" for node in range(nodes)]
     ranks_of = [[2 * node, 2 * node + 1] for node in range(nodes)]
