@@ -15,7 +15,7 @@ groups, finish() its figure per (group, rail)): isolate as its auto mode picks (
 isolate.pairs_max_nodes, isolate.rounds = 10 random matchings beyond), then its confirm rounds (every pair
 the node-grain verdict would name a bad link measured again, at most isolate.confirm_rounds = 2 rounds);
 check's whole allocation and two rounds of pairs (mode check, rounds 2, the leaves in node order). The
-verdict is judge_fabric over rounds.measured (check: its pair rounds only, as the verdict's _judged takes
+verdict is judge_fabric over rounds.measured (check: its pair rounds only, as the verdict's Rounds.judged takes
 them), tolerance 0.15, leaves={node: leaf}, and at 64 nodes also with no topology (leaves=None).
 
 Per trial: exact, the faults named are the faults made, at their grain (a bad uplink is named by a switch
@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, IsolateMode, IsolateSettings
-from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import plan_cost
 from jobs.isolate.confirm import ConfirmedPlan, confirming, planned_rounds
@@ -325,7 +324,7 @@ def trial(plan: Plan, fabric: Fabric, faults: Faults, sigma: float, draw: random
     leaves = fabric.leaves if plan.topology else None
     planner = rounds.planner
     verdict = judge_fabric(
-        _judged(rounds),
+        rounds.judged,
         settings.tolerance,
         leaves=leaves,
         confirming=confirming(planner),
@@ -542,10 +541,15 @@ def main() -> None:
         help="check's trials at 64 nodes (isolate: 1/10; 1,024: 1/20 isolate, 1/5 check; 4,096: 1/20 and 1/10)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--nodes", default="", help="only these node counts, comma-separated (default: every size)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: every core)")
     args = parser.parse_args()
     started = time.perf_counter()
-    todo = cells(sizes(args.trials, args.quick), args.seed)
+    grid = sizes(args.trials, args.quick)
+    if args.nodes:
+        wanted = {int(n) for n in args.nodes.split(",")}
+        grid = [size for size in grid if size.nodes in wanted]
+    todo = cells(grid, args.seed)
     # the heaviest cells first, so the workers end together; the printing keeps the grid's order
     order = sorted(range(len(todo)), key=lambda i: -weight(todo[i]))
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
