@@ -12,7 +12,7 @@ import getpass
 import sys
 
 from jobs.cli.drains import record_in_history
-from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.config.model import Config, ConfigError, load_config
 from jobs.ending.recheck import Plan, check_argv, hold_of, plan_recheck, recheck
 from slurm.hostlist import BadHostlist, expand_hostlist
@@ -118,6 +118,10 @@ def _recheck(cfg: Config, plan: Plan, hold: Hold, check: list[str]) -> int:
         print(line)
     if settled.record is not None:
         record_in_history(cfg, settled.record)
+    if not settled.ran and settled.code == EXIT_INCONCLUSIVE and settled.run_id:
+        print(f"collbench: recheck: the check could not settle the nodes (exit 5, INCONCLUSIVE: run "
+              f"{settled.run_id} says which and why); drained again as they were", file=sys.stderr)  # fmt: skip
+        return EXIT_INCONCLUSIVE
     if not settled.ran:
         made = "" if settled.run_id else ", no run directory"
         print(f"collbench: recheck: the check could not run (exit {settled.code}{made}); the nodes drained again "

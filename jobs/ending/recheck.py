@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.config.exit_codes import EXIT_FAILED, EXIT_OK
+from jobs.config.exit_codes import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.config.model import Config, ConfigError
 from jobs.isolate.reasons import OwnDrain, own_drain
 from jobs.rundir.layout import RunDir
@@ -141,7 +141,11 @@ def settle(plan: Plan, code: int, run_id: str) -> Settled:
         state = states.get(host)
         if not ran:
             error = drain([host], plan.reasons[host])
-            why = "recheck could not run its check: drained again as it was"
+            why = (
+                "recheck's check was inconclusive: drained again as it was"
+                if code == EXIT_INCONCLUSIVE
+                else "recheck could not run its check: drained again as it was"
+            )
             steps.append(DrainStep(host, "drain", list(own.codes), plan.reasons[host], why, not error, error))
         elif state is not None and not state.held:
             why = f"recheck passed it (drained by collbench for {','.join(own.codes)} in {own.run_id})"

@@ -118,3 +118,14 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     missing = collbench("recheck", "n1", *CONFIG, "--dry-run", cwd=tmp_path, env=fake_commands(tmp_path / "none"))
     assert missing.returncode == 3, missing.stderr
     assert "Slurm is not installed here: sinfo not found on PATH" in missing.stderr
+
+
+def test_an_inconclusive_check_hands_nothing_back_and_says_so(tmp_path: Path) -> None:
+    """A re-check whose verdict is INCONCLUSIVE settles nothing: the node is drained again as it was, exit 5."""
+    result = recheck(tmp_path, "n1", code=5)
+    assert result.returncode == 5, result.stdout + result.stderr
+    assert "RESUMED" not in result.stdout
+    assert "the check could not settle the nodes (exit 5, INCONCLUSIVE" in result.stderr
+    assert [call for call in calls(tmp_path) if "State=DRAIN" in call] == [
+        f"scontrol update NodeName=n1 State=DRAIN Reason={OURS}"
+    ]
