@@ -17,9 +17,10 @@ from pathlib import Path
 
 from jobs.config.model import Config, ConfigError
 from jobs.inspect.report import read_statuses
-from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.base import RunState, WaitResult
 from jobs.launchers.children import POLL_S, ended_state
 from jobs.launchers.live import Live
+from jobs.launchers.recorded import RecordedLauncher
 from jobs.launchers.run_end import end_run
 from jobs.launchers.runs import new_run, public_config
 from jobs.launchers.world_place import WorldPlace
@@ -56,26 +57,13 @@ def new_external_run(cfg: Config, place: WorldPlace) -> RunDir:
     return run
 
 
-class ExternalLauncher(Launcher[None]):
+class ExternalLauncher(RecordedLauncher):
     """A run started by another launcher: read from its run directory, never started, waited for by its
     files, cancelled by whoever started it."""
 
     name = NAME
     detached = False
-
-    def check_here(self, cfg: Config) -> None:
-        raise ConfigError(
-            "launcher: 'external' is what `collbench rank` records for a run another launcher started; nothing "
-            "can be started with it; allowed: local, slurm, slurm-step"
-        )
-
-    def build_request(self, cfg: Config, run_path: Path) -> Request[None]:
-        self.check_here(cfg)
-        raise AssertionError("unreachable")
-
-    def start(self, request: Request[None]) -> Started:
-        self.check_here(request.cfg)
-        raise AssertionError("unreachable")
+    recorded_by = "`collbench rank` records for a run another launcher started"
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
         return [_state(run) for run in runs]

@@ -38,9 +38,10 @@ from jobs.imports import deviation
 from jobs.imports.model import DTYPE_OF, Row, Table
 from jobs.imports.read import Job
 from jobs.inspect.report import assess
-from jobs.launchers.base import Launcher, Request, RunState, Started, WaitResult
+from jobs.launchers.base import RunState, WaitResult
 from jobs.launchers.children import ended_state
 from jobs.launchers.live import Live
+from jobs.launchers.recorded import RecordedLauncher
 from jobs.launchers.runs import check_output_dir
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
@@ -55,26 +56,13 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 """nccl-tests' JSON start_time and end_time (local time)."""
 
 
-class ImportedLauncher(Launcher[None]):
+class ImportedLauncher(RecordedLauncher):
     """The launcher of an imported run: it has ended, from its ranks' statuses, and nothing can be started,
     waited for or cancelled."""
 
     name = NAME
     detached = False
-
-    def check_here(self, cfg: Config) -> None:
-        raise ConfigError(
-            "launcher: 'imported' is what `collbench import` records for a run made from nccl-tests' output; "
-            "nothing can be started with it; allowed: local, slurm, slurm-step"
-        )
-
-    def build_request(self, cfg: Config, run_path: Path) -> Request[None]:
-        self.check_here(cfg)
-        raise AssertionError("unreachable")
-
-    def start(self, request: Request[None]) -> Started:
-        self.check_here(request.cfg)
-        raise AssertionError("unreachable")
+    recorded_by = "`collbench import` records for a run made from nccl-tests' output"
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
         return [ended_state(run, "", _hostlist(run)) for run in runs]
