@@ -165,7 +165,7 @@ def assess(
     outcome.problems = postmortem.problems + on_file.unreadable + _damage_problems(damage)
     outcome.problems += _row_problems(rows, cfg.world_size, None if imported else statuses)
     outcome.problems += (thresholds or Thresholds()).problems(rows)
-    outcome.problems += [f"fabric: {failure}" for failure in fabric.failures]
+    outcome.problems += [f"fabric: {failure}" for failure in fabric.failure_lines()]
     outcome.analysis = analyser.finish(run, _scope(run, outcome)) if analyser else None
     return outcome
 
