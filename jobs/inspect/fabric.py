@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from jobs.config.fabric_settings import FabricSettings
 from jobs.fabric.nccl_log import NcclRankLog, parse_file
@@ -15,6 +15,7 @@ from jobs.fabric.ports import error_growth
 from jobs.inspect.postmortem import rank_spans
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.codec import RecordError
+from jobs.rundir.records.findings import Code
 from jobs.rundir.records.ports import PORTS, PortSnapshot
 from jobs.rundir.records.rank import RankStatus
 from slurm.hostlist import readable_hostlist
@@ -50,15 +51,74 @@ class HostFabric:
         return "  ".join(parts)
 
 
+FailureKind = Literal["no_network_choice", "network", "gdr", "no_end_snapshot", "port_errors"]
+
+
+@dataclass(frozen=True, slots=True)
+class FabricFailure:
+    """A fabric requirement the run did not meet, on the hosts it names: drains, excludes and the history take
+    the hosts from here, and every sentence about it is `sentence()`."""
+
+    kind: FailureKind
+    setting: str
+    """The config key: 'fabric.require_network'."""
+    required: str
+    """Its value: 'ib', 'true', '0'."""
+    measured: str
+    """What the run showed instead: the networks used ('Socket'), 'no GPUDirect RDMA', the error count."""
+    ranks_by_host: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Each host it names with its ranks at fault (none where the fault is a port's)."""
+    hca: str = ""
+    port: str = ""
+    code: Code = "fabric_failed"
+    """fabric_failed; not_run where the requirement could not be checked (that blames no host)."""
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return tuple(host for host, _ in self.ranks_by_host)
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        return tuple(sorted(rank for _, ranks in self.ranks_by_host for rank in ranks))
+
+    def sentence(self) -> str:
+        """The record in words: the report's, the JSON's, the page's and the drain's figure."""
+        on = "; ".join(f"{host} rank(s) {rank_spans(ranks)}" for host, ranks in self.ranks_by_host)
+        if self.kind == "no_network_choice":
+            return (
+                f"rank(s) {rank_spans(self.ranks)}: no NCCL network choice in logs/nccl-rank-*.log, so "
+                "fabric.require_network / require_gdr cannot be checked"
+            )
+        if self.kind == "network":
+            return f"{self.setting}={self.required}: {on} use {self.measured}"
+        if self.kind == "gdr":
+            return f"{self.setting}: {on} reach the network without GPUDirect RDMA"
+        host = self.hosts[0] if self.hosts else "?"
+        if self.kind == "no_end_snapshot":
+            return f"{self.setting}: {host} took no end-of-job port snapshot, so it cannot be checked"
+        return (
+            f"{self.setting}={self.required}: {host} {self.hca} port {self.port} counted {self.measured} error(s) "
+            "during the job"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        plain = asdict(self)
+        plain["ranks_by_host"] = [{"host": host, "ranks": list(ranks)} for host, ranks in self.ranks_by_host]
+        return {**plain, "hosts": list(self.hosts), "line": self.sentence()}
+
+
 @dataclass(slots=True)
 class FabricReport:
     hosts: list[HostFabric]
     findings: list[str]
     """What is wrong or suspicious, whatever the config requires."""
-    failures: list[str]
+    failures: list[FabricFailure]
     """The config's fabric requirements that are not met: these fail the run."""
     notes: list[str]
     """What could not be seen, said plainly (NCCL not used, no RDMA device)."""
+
+    def failure_lines(self) -> list[str]:
+        return [failure.sentence() for failure in self.failures]
 
     def lines(self) -> list[str]:
         lines = ["# fabric: per host (NCCL's own log, and sysfs at the start of the job)"]
@@ -67,11 +127,19 @@ class FabricReport:
         if self.findings:
             lines.append("# fabric problems:")
             lines += [f"#   {finding}" for finding in self.findings]
-        lines += [f"# fabric requirement not met: {failure}" for failure in self.failures]
+        lines += [f"# fabric requirement not met: {failure}" for failure in self.failure_lines()]
         return lines
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The section as summary.json and --format json carry it: `failures` in words, as ever, and
+        `failure_records` with the hosts, ranks, port, code and figures of each."""
+        return {
+            "hosts": [asdict(host) for host in self.hosts],
+            "findings": list(self.findings),
+            "failures": self.failure_lines(),
+            "failure_records": [failure.to_json() for failure in self.failures],
+            "notes": list(self.notes),
+        }
 
 
 def fabric_report(
@@ -307,28 +375,46 @@ def _failures(
     starts: Mapping[str, PortSnapshot],
     ends: Mapping[str, PortSnapshot],
     growth: Growth,
-) -> list[str]:
+) -> list[FabricFailure]:
     failures = []
     silent = sorted(rank for rank in hosts_of if rank not in logs or not logs[rank].network)
     if settings.needs_nccl_log and silent:
         failures.append(
-            f"rank(s) {rank_spans(silent)}: no NCCL network choice in logs/nccl-rank-*.log, so "
-            "fabric.require_network / require_gdr cannot be checked"
-        )
+            FabricFailure(
+                "no_network_choice", "fabric.require_network / require_gdr", "an NCCL network choice",
+                "no NCCL log line", _by_host((hosts_of[rank], rank) for rank in silent), code="not_run",
+            )
+        )  # fmt: skip
     if settings.require_network != "any":
         wrong = [
             log for log in logs.values() if log.network and _network_class(log.network) != settings.require_network
         ]
         if wrong:
             names = "/".join(_distinct(log.network for log in wrong))
-            failures.append(f"fabric.require_network={settings.require_network}: {_ranks_by_host(wrong)} use {names}")
+            failures.append(
+                FabricFailure("network", "fabric.require_network", settings.require_network, names, _log_hosts(wrong))
+            )
     if settings.require_gdr:
         without = [log for log in logs.values() if log.network_gdr is False]
         if without:
-            failures.append(f"fabric.require_gdr: {_ranks_by_host(without)} reach the network without GPUDirect RDMA")
+            failures.append(
+                FabricFailure("gdr", "fabric.require_gdr", "true", "no GPUDirect RDMA", _log_hosts(without))
+            )
     if settings.max_port_errors >= 0:
         failures += _port_error_failures(settings.max_port_errors, starts, ends, growth)
     return failures
+
+
+def _by_host(placed: Iterable[tuple[str, int]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """(host, rank) pairs as each host, in the order first seen, with its ranks."""
+    ranks: dict[str, list[int]] = defaultdict(list)
+    for host, rank in placed:
+        ranks[host].append(rank)
+    return tuple((host, tuple(mine)) for host, mine in ranks.items())
+
+
+def _log_hosts(logs: Iterable[NcclRankLog]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return _by_host((_host(log), log.rank) for log in logs)
 
 
 def _network_class(network: str) -> str:
@@ -339,17 +425,18 @@ def _network_class(network: str) -> str:
 
 def _port_error_failures(
     limit: int, starts: Mapping[str, PortSnapshot], ends: Mapping[str, PortSnapshot], growth: Growth
-) -> list[str]:
+) -> list[FabricFailure]:
+    setting, required = "fabric.max_port_errors", str(limit)
     failures = []
     for host in sorted(host for host, snap in starts.items() if snap.rdma and host not in ends):
-        failures.append(f"fabric.max_port_errors: {host} took no end-of-job port snapshot, so it cannot be checked")
+        failures.append(
+            FabricFailure("no_end_snapshot", setting, required, "no end-of-job port snapshot", ((host, ()),))
+        )
     for host, grown in growth.items():
         for (hca, port), deltas in sorted(grown.items()):
             total = sum(deltas.values())
             if total > limit:
-                failures.append(
-                    f"fabric.max_port_errors={limit}: {host} {hca} port {port} counted {total} error(s) during the job"
-                )
+                failures.append(FabricFailure("port_errors", setting, required, str(total), ((host, ()),), hca, port))
     return failures
 
 

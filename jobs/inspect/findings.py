@@ -1,15 +1,15 @@
 """What a run itself says is wrong with a node, beyond the pairs' figures, each with its reason code
-(jobs.isolate.reasons): ranks that failed to set up, a fabric requirement not met on a host, wrong
-elements on a host's ranks. check cordons the nodes they name; isolate and check --node name them too."""
+(jobs.isolate.reasons): ranks that failed to set up, a fabric requirement not met on a host (the hosts its
+record names: jobs.inspect.fabric.FabricFailure), wrong elements on a host's ranks. check cordons the nodes they
+name; isolate and check --node name them too."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from jobs.inspect.postmortem import rank_spans
 from jobs.inspect.report import RunOutcome
-from jobs.isolate.reasons import Finding
+from jobs.isolate.reasons import Finding, drains
 
 FIGURE_CHARS = 120
 
@@ -36,14 +36,16 @@ def _setup(outcome: RunOutcome) -> list[Finding]:
 
 
 def _fabric(outcome: RunOutcome) -> list[Finding]:
+    """Each host a failed requirement's record names, with the first such failure; one that could not be
+    checked (code not_run) blames no host."""
     if outcome.fabric is None:
         return []
     hosts = {status.host for status in outcome.statuses.values() if status.host}
     found: dict[str, str] = {}
-    for line in outcome.fabric.failures:
-        for host in sorted(hosts):
-            if _names(line, host):
-                found.setdefault(host, _short(f"fabric requirement not met: {line}"))
+    for failure in outcome.fabric.failures:
+        if drains(failure.code):
+            for host in (host for host in failure.hosts if host in hosts):
+                found.setdefault(host, _short(f"fabric requirement not met: {failure.sentence()}"))
     return [Finding(host, "fabric_failed", figure) for host, figure in found.items()]
 
 
@@ -62,10 +64,6 @@ def _wrong(outcome: RunOutcome) -> list[Finding]:
         Finding(host, "wrong_result", f"wrong elements on rank(s) {rank_spans(ranks[host])} in {count} row(s)")
         for host, count in wrong.items()
     ]
-
-
-def _names(line: str, host: str) -> bool:
-    return re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", line) is not None
 
 
 def _short(text: str) -> str:

@@ -64,8 +64,8 @@ def test_ranks_on_sockets_are_named_with_their_host_and_reason_and_fail_require_
     assert found.findings == [
         "n2 rank(s) 12-15 use network Socket while 12 other rank(s) use IB (NCCL: libibverbs could not be opened)"
     ]
-    assert found.failures == ["fabric.require_network=ib: n2 rank(s) 12-15 use Socket"]
-    assert report(run).failures == [], "without the requirement it is a finding, not a failure"
+    assert found.failure_lines() == ["fabric.require_network=ib: n2 rank(s) 12-15 use Socket"]
+    assert report(run).failure_lines() == [], "without the requirement it is a finding, not a failure"
 
 
 def test_a_host_without_gdrdma_is_named_with_its_devices_and_fails_require_gdr(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_a_host_without_gdrdma_is_named_with_its_devices_and_fails_require_gdr(t
         "n2 rank(s) 8,15 reach the network without GPUDirect RDMA (via NET/IB/0, NET/IB/7, no /GDRDMA); "
         "NCCL: GPU Direct RDMA disabled for HCA mlx5_0, mlx5_7"
     ]
-    assert found.failures == ["fabric.require_gdr: n2 rank(s) 8,15 reach the network without GPUDirect RDMA"]
+    assert found.failure_lines() == ["fabric.require_gdr: n2 rank(s) 8,15 reach the network without GPUDirect RDMA"]
     assert [re.findall(r"GDRDMA \d+/\d+", host.line()) for host in found.hosts] == [["GDRDMA 2/2"], ["GDRDMA 0/2"]]
 
 
@@ -99,10 +99,10 @@ def test_error_counters_that_grew_are_named_and_held_to_max_port_errors(tmp_path
     assert found.findings == [
         "n2 mlx5_3 port 1: error counters grew during the job: symbol_error +12, port_rcv_errors +3"
     ]
-    assert found.failures == ["fabric.max_port_errors=0: n2 mlx5_3 port 1 counted 15 error(s) during the job"]
-    assert report(run, max_port_errors=15).failures == []
+    assert found.failure_lines() == ["fabric.max_port_errors=0: n2 mlx5_3 port 1 counted 15 error(s) during the job"]
+    assert report(run, max_port_errors=15).failure_lines() == []
     run.port_snapshot("n2", "end").unlink()
-    assert report(run, max_port_errors=15).failures == [
+    assert report(run, max_port_errors=15).failure_lines() == [
         "fabric.max_port_errors: n2 took no end-of-job port snapshot, so it cannot be checked"
     ]
 
@@ -125,7 +125,7 @@ def test_different_nccl_versions_on_the_two_nodes_are_named(tmp_path: Path) -> N
 def test_ranks_without_a_log_cannot_meet_a_requirement(tmp_path: Path) -> None:
     logs = {r: text for r, text in job_logs(PROFILES["2.21.5"]).items() if r != 5}
     found = report(a_run(tmp_path, logs), require_network="ib")
-    assert found.failures == [
+    assert found.failure_lines() == [
         "rank(s) 5: no NCCL network choice in logs/nccl-rank-*.log, so fabric.require_network / require_gdr "
         "cannot be checked"
     ]

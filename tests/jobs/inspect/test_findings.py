@@ -1,10 +1,10 @@
 """What a run itself names against a node, each with its reason code: ranks that failed to set up, a fabric
-requirement not met on a host (only the hosts its line names), wrong elements on a host's ranks."""
+requirement not met on a host (only the hosts its record names), wrong elements on a host's ranks."""
 
 from __future__ import annotations
 
 from jobs.config.model import load_config
-from jobs.inspect.fabric import FabricReport
+from jobs.inspect.fabric import FabricFailure, FabricReport
 from jobs.inspect.findings import run_findings
 from jobs.inspect.postmortem import Postmortem, RankEnd
 from jobs.inspect.report import RunOutcome
@@ -23,14 +23,18 @@ def test_a_failed_set_up_and_a_fabric_requirement_name_their_hosts_with_their_co
         2: RankEnd(2, "n10", "setup", "failed", "RendezvousTimeout: no peer"),
         3: RankEnd(3, "n10", "setup", "failed", "RendezvousTimeout: no peer"),
     }
-    fabric = FabricReport(hosts=[], findings=[], failures=["fabric.require_gdr: n10 rank(s) 2-3 reach the network"],
-                          notes=[])  # fmt: skip
+    gdr = FabricFailure("gdr", "fabric.require_gdr", "true", "no GPUDirect RDMA", (("n10", (2, 3)),))
+    fabric = FabricReport(hosts=[], findings=[], failures=[gdr], notes=[])
     outcome = RunOutcome(load_config(None, []), statuses, [], postmortem=Postmortem(ends), fabric=fabric)
     found = [(f.host, f.code, f.figure) for f in run_findings(outcome)]
     assert found == [
         ("n10", "setup_failed", "rank(s) 2-3 failed to set up: RendezvousTimeout: no peer"),
-        ("n10", "fabric_failed", "fabric requirement not met: fabric.require_gdr: n10 rank(s) 2-3 reach the network"),
-    ], "n1 is not named by a line that names n10"
+        (
+            "n10",
+            "fabric_failed",
+            "fabric requirement not met: fabric.require_gdr: n10 rank(s) 2-3 reach the network without GPUDirect RDMA",
+        ),
+    ], "n1 is not named by a record that names n10"
 
 
 def test_a_healthy_run_names_nobody() -> None:
