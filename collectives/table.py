@@ -18,6 +18,20 @@ class RankPlace:
     host: str
     pid: int
     device: str
+    """cpu, cuda:N, or ? when the rank failed before it knew."""
+    gpu_index: int = -1
+    """The CUDA device's index as the rank saw it; -1: no GPU recorded (a CPU rank, or no environment record)."""
+    pci: str = ""
+    """The GPU's PCI address as nccl-tests prints it, dddd:bb:dd."""
+    gpu_name: str = ""
+
+    def device_line(self) -> str:
+        """nccl-tests' line for the rank, without its '#': `  Rank  0 Group  0 Pid   1234 on         n1 device
+        0 [0000:1b:00] NVIDIA H100 80GB HBM3` where a GPU is recorded, else the device as collbench names it."""
+        where = f"  Rank {self.rank:2d} Group  0 Pid {self.pid:6d} on {self.host:>10s} device "
+        if self.gpu_index < 0:
+            return where + self.device
+        return where + f"{self.gpu_index:2d} [{self.pci}] {self.gpu_name}".rstrip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,33 +190,30 @@ def render_op_table(
     lines = [f"# {line}" for line in caption_lines(op, rows, header, len(places))] + ["#"]
     if places:
         lines.append("# Using devices")
-        lines += [f"#  Rank {p.rank:2d} Group  0 Pid {p.pid:6d} on {p.host:>10s} device {p.device}" for p in places]
+        lines += [f"#{place.device_line()}" for place in places]
         lines.append("#")
-    lines += [
-        _HEADER_META % ("", "", "", "", ""),
-        _HEADER_NAMES
-        % (
-            "size",
-            "count",
-            "type",
-            "redop",
-            "root",
-            "time",
-            "algbw",
-            "busbw",
-            "#wrong",
-            "time",
-            "algbw",
-            "busbw",
-            "#wrong",
-        ),
-        _HEADER_UNITS
-        % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""),
-    ]
-    lines += _data_lines(rows, header.report_cputime)
+    lines += column_headers()
+    lines += [row_line(line, header.report_cputime) for line in table_lines(rows)]
     lines += [f"# {line}" for line in _totals(rows)] + ["#"]
     lines += [f"# Note: {text}" for text in _notes(op, rows, header)]
     return lines
+
+
+def column_headers() -> list[str]:
+    """nccl-tests' three lines above the rows: the placements, the column names, their units."""
+    names = ("size", "count", "type", "redop", "root") + ("time", "algbw", "busbw", "#wrong") * 2
+    units = ("(B)", "(elements)", "", "", "") + ("(us)", "(GB/s)", "(GB/s)", "") * 2
+    return [_HEADER_META % ("", "", "", "", ""), _HEADER_NAMES % names, _HEADER_UNITS % units]
+
+
+def row_line(line: TableLine, cputime: bool = False) -> str:
+    """One row in nccl-tests' layout: the parameters, then out-of-place's figures and in-place's (N/A where
+    a placement was not measured); the time columns show the enqueue time per call with `cputime` (-C)."""
+    return (
+        _ROW_PARAMS % (line.size, line.count, line.type_name, line.redop, line.root)
+        + _result_cell(line.placed.get(False), cputime)
+        + _result_cell(line.placed.get(True), cputime)
+    )
 
 
 def caption_lines(op: str, rows: Sequence[SummaryRow], header: SweepHeader, ranks: int = 0) -> list[str]:
@@ -237,13 +248,4 @@ def table_lines(rows: Sequence[SummaryRow]) -> list[TableLine]:
     return [
         TableLine(size, next(iter(placed.values())).count, DTYPES[dtype].nccl_name, redop, root, placed)
         for (size, dtype, redop, root), placed in by_line.items()
-    ]
-
-
-def _data_lines(rows: Sequence[SummaryRow], cputime: bool) -> list[str]:
-    return [
-        _ROW_PARAMS % (line.size, line.count, line.type_name, line.redop, line.root)
-        + _result_cell(line.placed.get(False), cputime)
-        + _result_cell(line.placed.get(True), cputime)
-        for line in table_lines(rows)
     ]

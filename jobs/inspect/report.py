@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectives.results import DamagedLine, SummaryRow, iter_rank_results, placement_name, summarize
-from collectives.table import RankPlace, SweepHeader, render_op_table
+from collectives.table import SweepHeader, render_op_table
 from jobs.config.model import Config
 from jobs.inspect.analysis import Analyser, Analysis, RunScope
 from jobs.inspect.fabric import FabricReport, fabric_report, imported_fabric, line_rate
 from jobs.inspect.postmortem import Postmortem, examine, rank_spans
+from jobs.inspect.run_header import RankEnvironment, rank_places, read_environments, versions_line
 from jobs.inspect.setup_time import setup_time
 from jobs.rundir.layout import RunDir, rank_files, rank_of
 from jobs.rundir.records.codec import RecordError
@@ -82,6 +83,8 @@ class RunOutcome:
     """The process group's set-up time over the ranks that recorded it."""
     fabric: FabricReport | None = None
     """Which transport NCCL used and the state of every RDMA port, per host."""
+    environments: dict[int, RankEnvironment] = field(default_factory=dict)
+    """rank -> what its env/rank-N.json says: the versions and the GPU above the tables."""
 
     @property
     def passed(self) -> bool:
@@ -159,8 +162,9 @@ def assess(
     imported = cfg.launcher == "imported"
     fabric = imported_fabric() if imported else fabric_report(run, cfg.backend, cfg.fabric, statuses)
     outcome = RunOutcome(
-        config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric
-    )
+        config=cfg, statuses=statuses, rows=rows, postmortem=postmortem, setup=setup_time(statuses), fabric=fabric,
+        environments=read_environments(run),
+    )  # fmt: skip
     damage = [line for line in damaged if not (line.last and postmortem.ends[rank_of(line.path)].kind == "running")]
     outcome.problems = postmortem.problems + on_file.unreadable + _damage_problems(damage)
     outcome.problems += _row_problems(rows, cfg.world_size, None if imported else statuses)
@@ -244,12 +248,12 @@ def sweep_header(cfg: Config) -> SweepHeader:
 
 
 def render_tables(outcome: RunOutcome) -> list[str]:
+    """The text report: the versions the ranks ran with (nccl-tests' first line), then a table per op (per
+    group and op for isolate), each with its ranks' devices; the set-up time and the fabric under them."""
     cfg = outcome.config
     header = sweep_header(cfg)
-    places = [
-        RankPlace(rank=s.rank, host=s.host, pid=s.pid, device=s.device) for _, s in sorted(outcome.statuses.items())
-    ]
-    lines: list[str] = []
+    places = rank_places(outcome.statuses, outcome.environments)
+    lines = [f"# {versions_line(outcome.environments, cfg.backend)}", "#"] if outcome.environments else []
     for group in dict.fromkeys(row.group for row in outcome.rows):  # collbench isolate: a table per group
         rows = [row for row in outcome.rows if row.group == group]
         members = set(rows[0].expected_ranks) if group else None

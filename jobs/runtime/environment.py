@@ -29,6 +29,7 @@ def capture_environment(device_type: str, local_rank: int) -> dict[str, Any]:
 
     info: dict[str, Any] = {
         "hostname": socket.gethostname(),
+        "collbench": _collbench_version(),
         "kernel": platform.release(),
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -39,6 +40,15 @@ def capture_environment(device_type: str, local_rank: int) -> dict[str, Any]:
         "variables": captured_variables(os.environ),
     }
     return info
+
+
+def _collbench_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("collbench")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
 
 
 def _nccl_version(torch: Any) -> str:
