@@ -116,13 +116,14 @@ def wait_and_render(
     render: Render,
     launcher: Launcher[Any] | None = None,
 ) -> int:
-    """Wait for the run (a live progress line meanwhile), then `render` its outcome; the exit status also
-    says whether the job never starts, is still running, or ended other than COMPLETED. `launcher`: the
-    one that started the run in this process, if any."""
+    """Wait for the run (a live progress line meanwhile; in the text format its header and rows on stdout as
+    rank 0 records them), then `render` its outcome; the exit status also says whether the job never starts,
+    is still running, or ended other than COMPLETED. `launcher`: the one that started the run here, if any."""
     from jobs.launchers.live import Live
 
     launcher = launcher or launcher_of(run)
-    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S))
+    rows_of = run if args.format == "table" else None  # the header and rows as measured: the text format only
+    live = Live(every_s=getattr(args, "progress_every", PLAIN_EVERY_S), rows_of=rows_of)
     try:
         waited = launcher.wait([run], timeout_s, live)[0]
     finally:

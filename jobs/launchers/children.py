@@ -30,9 +30,11 @@ class ChildLauncher(Launcher[PayloadT]):
     def started_here(self, run: RunDir) -> bool:
         """This process started the run: its end is this process's to write, whatever is there already."""
 
-    def watch(self, run: RunDir, deadline: float | None) -> None:
-        """Until the run's child ends or the deadline (time.monotonic()) passes."""
+    def watch(self, run: RunDir, deadline: float | None, live: Live | None = None) -> None:
+        """Until the run's child ends or the deadline (time.monotonic()) passes; `live` shows the rows meanwhile."""
         while self.alive(run) and not _past(deadline):
+            if live is not None:
+                live.pump()
             time.sleep(POLL_S)
 
     def describe(self, runs: Sequence[RunDir]) -> list[RunState]:
@@ -42,7 +44,7 @@ class ChildLauncher(Launcher[PayloadT]):
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         results = []
         for run in runs:
-            self.watch(run, deadline)
+            self.watch(run, deadline, live if len(runs) == 1 else None)
             state = self._state(run)
             if state.state.is_final and (self.started_here(run) or not run.summary_file.exists()):
                 end_run(run, job_over=True)

@@ -1,5 +1,6 @@
-"""What `wait` shows while it waits: a live line on a terminal (tqdm), otherwise a plain line every 30 s.
-Always on stderr, so `--format json|csv` leaves stdout to the document."""
+"""What `wait` shows while it waits: a live line on a terminal (tqdm), otherwise a plain line every 30 s,
+always on stderr, so `--format json|csv` leaves stdout to the document; and for the text format, on stdout as
+nccl-tests prints them, the run's header and each row as rank 0 records it (jobs/inspect/live_table.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from jobs.inspect.live_table import LiveTable
 from jobs.inspect.progress import RankProgress
+from jobs.rundir.layout import RunDir
 
 PLAIN_EVERY_S = 30.0
 
@@ -64,10 +67,16 @@ def _columns(out: TextIO) -> int:
 
 
 class Live:
-    """A live tqdm line on a terminal; elsewhere one plain line every `every_s` seconds."""
+    """A live tqdm line on a terminal; elsewhere one plain line every `every_s` seconds. With `rows_of`, the
+    header and rows of that run on `rows_out` as they are recorded, unless it had ended before the wait."""
 
     def __init__(
-        self, out: TextIO = sys.stderr, interactive: bool | None = None, every_s: float = PLAIN_EVERY_S
+        self,
+        out: TextIO = sys.stderr,
+        interactive: bool | None = None,
+        every_s: float = PLAIN_EVERY_S,
+        rows_of: RunDir | None = None,
+        rows_out: TextIO | None = None,
     ) -> None:
         self.out = out
         self.every_s = every_s
@@ -75,6 +84,27 @@ class Live:
         self.started = time.monotonic()
         self.last_plain = self.started
         self.bar: object | None = None
+        self.table = LiveTable(rows_of) if rows_of is not None and not rows_of.summary_file.exists() else None
+        self.rows_out = rows_out or sys.stdout
+
+    def pump(self, final: bool = False) -> None:
+        """The header and rows recorded since the last pump, on `rows_out` (above the live line)."""
+        if self.table is None:
+            return
+        lines = self.table.lines(final)
+        if not lines:
+            return
+        if self.bar is not None:
+            from tqdm import tqdm
+
+            with tqdm.external_write_mode(file=self.rows_out):
+                self._write_rows(lines)
+        else:
+            self._write_rows(lines)
+
+    def _write_rows(self, lines: list[str]) -> None:
+        self.rows_out.write("".join(line + "\n" for line in lines))
+        self.rows_out.flush()
 
     def say(self, line: str) -> None:
         """A line that must be seen now (a node down): above the live line."""
@@ -86,6 +116,7 @@ class Live:
             print(line, file=self.out, flush=True)
 
     def update(self, snapshot: Snapshot) -> None:
+        self.pump()
         now = time.monotonic()
         if self.interactive:
             self._update_bar(snapshot, now)
@@ -124,6 +155,7 @@ class Live:
         bar.set_postfix_str(describe(snapshot, now), refresh=True)
 
     def close(self) -> None:
+        """The live line gone, then the rows still to show (a row whose other placement never came)."""
         if self.bar is not None:
             from tqdm import tqdm
 
@@ -131,3 +163,5 @@ class Live:
             assert isinstance(bar, tqdm)
             bar.close()
             self.bar = None
+        self.pump(final=True)
+        self.table = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import signal
 import socket
@@ -19,6 +20,7 @@ from jobs.inspect.report import read_statuses
 from jobs.launchers.base import Request, Started
 from jobs.launchers.children import POLL_S, ChildLauncher
 from jobs.launchers.entry import RankEntry
+from jobs.launchers.live import Live
 from jobs.launchers.runs import start_new_run
 from jobs.rundir.layout import RunDir
 
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
     import submitit
 
 CANCEL_WAIT_S = 15.0
+LOG_LEVEL = re.compile(r"^\S+ \| (\w+) +\| rank=")
+"""A record's first line in a rank's log (jobs/runtime/rank_logging.py's LOG_FORMAT): its level."""
+QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO", "SUCCESS"})
+"""Levels that stay in the rank's log: the terminal shows the header and rows instead (jobs/launchers/live.py)."""
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 
@@ -133,15 +139,23 @@ def stdio_redirected_to(path: Path) -> Iterator[None]:
             os.close(fd)
 
 
-def watch_local(job: submitit.Job[Any], run: RunDir, echo: TextIO | None = None, deadline: float | None = None) -> None:
-    """Wait for a local run (until `deadline`, time.monotonic(), when given), echoing rank 0's log to `echo`
-    (stderr by default); the first failed rank ends the others at once, as srun --kill-on-bad-exit does,
-    so nobody waits for a peer that is gone."""
+def watch_local(
+    job: submitit.Job[Any],
+    run: RunDir,
+    echo: TextIO | None = None,
+    deadline: float | None = None,
+    live: Live | None = None,
+) -> None:
+    """Wait for a local run (until `deadline`, time.monotonic(), when given), echoing rank 0's warnings and
+    errors to `echo` (stderr by default; its INFO lines stay in its log) and `live`'s rows; the first failed
+    rank ends the others at once, as srun --kill-on-bad-exit does, so nobody waits for a peer that is gone."""
     echo = echo or sys.stderr
     follower = LogFollower(run.rank_log(0))
     try:
         while not job.done() and (deadline is None or time.monotonic() < deadline):
             follower.pump(echo)
+            if live is not None:
+                live.pump()
             if any(s.state == "failed" for s in read_statuses(run).values()):
                 _cancel_and_wait(job)
                 break
@@ -161,12 +175,15 @@ def _cancel_and_wait(job: submitit.Job[Any]) -> None:
 
 
 class LogFollower:
-    """Copies the complete INFO-and-up lines a log file gains to a stream."""
+    """Copies the complete WARNING-and-up lines a log file gains to a stream (a traceback's lines with the
+    record they follow); DEBUG and INFO stay in the file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.offset = 0
         self.partial = ""
+        self.echoing = False
+        """The last record's level is echoed: so are the lines that continue it (a traceback)."""
 
     def pump(self, out: TextIO) -> None:
         if not self.path.exists():
@@ -177,7 +194,10 @@ class LogFollower:
             self.offset = handle.tell()
         *lines, self.partial = (self.partial + chunk).split("\n")
         for line in lines:
-            if "| DEBUG " not in line:
+            level = LOG_LEVEL.match(line)
+            if level is not None:
+                self.echoing = level.group(1) not in QUIET_LEVELS
+            if self.echoing:
                 out.write(line + "\n")
         out.flush()
 
@@ -224,12 +244,12 @@ class LocalLauncher(ChildLauncher[str]):
     def started_here(self, run: RunDir) -> bool:
         return run in self.jobs
 
-    def watch(self, run: RunDir, deadline: float | None) -> None:
+    def watch(self, run: RunDir, deadline: float | None, live: Live | None = None) -> None:
         job = self.jobs.get(run)
         if job is None:
-            super().watch(run, deadline)
+            super().watch(run, deadline, live)
         else:
-            watch_local(job, run, deadline=deadline)
+            watch_local(job, run, deadline=deadline, live=live)
 
     def cancel(self, run: RunDir) -> str:
         pid = _controller_pid(run)

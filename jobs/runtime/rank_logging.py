@@ -15,9 +15,11 @@ LOG_FORMAT = (
 
 
 def setup_rank_logging(log_file: Path, rank: int, local_rank: int, host: str) -> None:
-    """Send this process's loguru records to its rank file (DEBUG up) and, on rank 0, to stderr."""
+    """Send this process's loguru records to its rank file (DEBUG up) and, on rank 0, its warnings and errors
+    to stderr too: the stderr of a rank started by torchrun, srun or mpirun is the user's terminal, where a line
+    per measurement would bury the table (they stay in the file)."""
     logger.remove()
     logger.configure(extra={"rank": rank, "local_rank": local_rank, "host": host})
     logger.add(log_file, format=LOG_FORMAT, level="DEBUG", enqueue=False, backtrace=False, diagnose=False)
     if rank == 0:
-        logger.add(sys.stderr, format=LOG_FORMAT, level="INFO", backtrace=False, diagnose=False)
+        logger.add(sys.stderr, format=LOG_FORMAT, level="WARNING", backtrace=False, diagnose=False)
