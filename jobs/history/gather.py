@@ -25,6 +25,7 @@ from jobs.inspect.isolate_verdict import assess_isolate, verdict_record
 from jobs.inspect.postmortem import CAUSES, RankEnd, rank_spans
 from jobs.inspect.report import OutcomeOnce, RunOutcome
 from jobs.isolate.naming import switches_name
+from jobs.isolate.reasons import CODES, drains
 from jobs.rundir.attempts import read_attempts
 from jobs.rundir.layout import RunDir, read_json
 from jobs.rundir.records.config import load_run_config
@@ -288,13 +289,29 @@ def _slow_hosts(outcome: RunOutcome) -> dict[str, str]:
 
 
 def _fabric(plain: dict[str, Any], hosts: set[str]) -> list[Row]:
-    """One row per (finding, host it names); a finding that names none of the run's hosts: host ''."""
-    found = []
-    for kind in ("findings", "failures"):
-        for line in map(str, plain.get(kind, [])):
-            named = sorted(_hosts_named(line, hosts)) or [""]
-            found += [{"kind": kind.rstrip("s"), "host": host, "line": line} for host in named]
+    """One row per (finding, host it names); a finding that names none of the run's hosts: host ''. A failed
+    requirement names the hosts of its record (failure_records), none where its code blames no host (not_run:
+    it could not be checked); a summary written before there were records, and a finding, the hosts their
+    words name."""
+    found = [row for line in map(str, plain.get("findings", [])) for row in _named_rows("finding", line, hosts)]
+    records = plain.get("failure_records")
+    if not isinstance(records, list):
+        return found + [
+            row for line in map(str, plain.get("failures", [])) for row in _named_rows("failure", line, hosts)
+        ]
+    for record in records:
+        named = sorted({str(host) for host in record.get("hosts", [])} & hosts if _blames(record) else set()) or [""]
+        found += [{"kind": "failure", "host": host, "line": str(record.get("line", ""))} for host in named]
     return found
+
+
+def _blames(record: dict[str, Any]) -> bool:
+    code = next((code for code in CODES if code == record.get("code")), None)
+    return code is not None and drains(code)
+
+
+def _named_rows(kind: str, line: str, hosts: set[str]) -> list[Row]:
+    return [{"kind": kind, "host": host, "line": line} for host in sorted(_hosts_named(line, hosts)) or [""]]
 
 
 HOST_TOKEN = re.compile(r"[A-Za-z0-9_.-]+(?:\[[0-9,\-]+\][A-Za-z0-9_.-]*)?")
