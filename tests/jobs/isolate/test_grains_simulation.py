@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
-from jobs.inspect.isolate_verdict import _judged
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.confirm import ConfirmedPlan, planned_rounds
 from jobs.isolate.grains import judge_fabric
@@ -102,7 +101,7 @@ def test_check_is_driven_through_its_rounds_and_judged_on_its_pairs() -> None:
     assert rounds.mode == "check" and rounds.round_no == 3 and not rounds.unfinished
     assert [m.nodes for m in rounds.measured if m.round == WHOLE_ROUND] == [tuple(range(64))] * RAILS
     assert len(rounds.measured) == (1 + 32 + 32) * RAILS and {m.rail for m in rounds.measured} == set(range(RAILS))
-    assert all(m.round != WHOLE_ROUND and len(m.nodes) == 2 and m.busbw > 0 for m in _judged(rounds))
+    assert all(m.round != WHOLE_ROUND and len(m.nodes) == 2 and m.busbw > 0 for m in rounds.judged)
     assert confirm_cost(rounds) == (0, 0)
 
 
@@ -197,7 +196,7 @@ def test_isolate_names_each_fault_after_measuring_it_again_and_drains_no_healthy
         rounds = drive(settings, FABRIC, faults, 0.05, random.Random(seed), FABRIC.leaf_list())
         planned = planned_rounds(rounds.planner)
         assert planned == len(pairs_plan(64))
-        verdict = judge_fabric(_judged(rounds), leaves=FABRIC.leaves, confirming=True, planned_rounds=planned)
+        verdict = judge_fabric(rounds.judged, leaves=FABRIC.leaves, confirming=True, planned_rounds=planned)
         got = score(FABRIC, faults, verdict)
         assert (got.exact, got.drained, got.missed, got.wrong_grain) == (1, 0, 0, 0), (faults, got)
         assert verdict.inconclusive == [] and verdict.unconfirmed == []
