@@ -112,17 +112,19 @@ def history_place(held: HeldRun) -> HistoryPlace:
     from jobs.inspect.html.plain import HistoryPlace, PlaceRow
 
     judgement = held.judgement
+    regressed = judgement.regressions
     rows = [
         PlaceRow(
             op=row.op, size=row.size, busbw=row.busbw, runs=row.runs, verdict=row.verdict, median=row.median,
             mad=row.mad, allowed=row.allowed, rank=row.rank, percentile=row.percentile,
             drop=row.drop_words() if row.median is not None else "",
+            regression=row.regression() if row in regressed else "",
         )
         for row in judgement.rows
     ]  # fmt: skip
-    lines = [*excluded_lines(held), *(f"REGRESSION: {row.regression()}" for row in judgement.regressions)]
+    lines: list[str] = []
     if judgement.against:
         lines.append(f"judged against {len(judgement.against)} run(s): {', '.join(judgement.against)}")
     thin = judgement.thin_line()
     lines += [thin] if thin else []
-    return HistoryPlace(held.header().removeprefix("# "), rows, [*lines, *left_out_lines(held)])
+    return HistoryPlace(held.header().removeprefix("# "), rows, [*lines, *left_out_lines(held)], excluded_lines(held))

@@ -25,6 +25,8 @@ class PlaceRow:
     percentile: float | None = None
     drop: str = ""
     """How far below the median, in words ('4.2%'); empty when not judged."""
+    regression: str = ""
+    """The judgement's sentence for a row it calls a regression (verdict REGRESSION); '' for any other."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,18 @@ class HistoryPlace:
     header: str
     rows: list[PlaceRow]
     lines: list[str] = field(default_factory=list)
-    """What the judgement says besides: regressions, the runs judged against, too little history."""
+    """What the judgement says besides its rows: the runs judged against, too little history, the runs left out."""
+    excluded: list[str] = field(default_factory=list)
+    """The line saying the run itself is left out of every baseline, where it is."""
+
+    @property
+    def regressions(self) -> list[str]:
+        """'REGRESSION: ...' for each row the judgement calls a regression, from its row."""
+        return [f"REGRESSION: {row.regression}" for row in self.rows if row.regression]
+
+    def said(self) -> list[str]:
+        """Every line of the section, in the terminal's order: the run's own exclusion, the regressions, the rest."""
+        return [*self.excluded, *self.regressions, *self.lines]
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,7 @@ def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, his
     if outcome.analysis is not None:
         lines += outcome.analysis.verdict()
     if history is not None:
-        lines += [line for line in history.lines if line.startswith("REGRESSION")]
+        lines += history.regressions
     if pairs is not None:
         named = [f"{f.host}: {f.code}, {f.figure}" for f in pairs.findings]
         return verdict(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)

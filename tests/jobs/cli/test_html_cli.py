@@ -117,3 +117,9 @@ def test_report_against_the_history_puts_the_runs_place_on_the_page(
     rows = rows_of(table)
     assert [row.children[1].text for row in rows] == [str(size) for size in synthetic.SIZES], "a row per size"
     assert {row.attrs.get("class") for row in rows} == {"bad"}, "every row of a run 3x slower is a regression"
+    said_err = [line.split(": ", 2)[2] for line in said.err.splitlines() if " REGRESSION against the history: " in line]
+    assert len(said_err) == len(synthetic.SIZES)
+    html = page.read_text()
+    assert all(html.count(f"<li>REGRESSION: {sentence}</li>") == 2 for sentence in said_err), (
+        "each regression the terminal says is on the page twice, from the judgement's rows: the verdict and the section"
+    )
