@@ -74,7 +74,8 @@ class Summary:
     """One line per failed rank, missing rank or wrong result, cause first."""
     setup: SetupTime | None = None
     fabric: dict[str, Any] | None = None
-    """The fabric section (jobs.inspect.fabric.FabricReport.to_json): hosts, findings, failures, notes."""
+    """The fabric section (jobs.inspect.fabric.FabricReport.to_json): hosts, findings, failures (in words),
+    failure_records (each with its hosts), notes; a summary written before failure_records has none."""
     rows: list[SummaryRow] = field(default_factory=list)
     version: int = SUMMARY_VERSION
     """The format of this file."""
