@@ -62,8 +62,8 @@ def add_command(commands: Any) -> None:
 def rank_config(cfg: Config, place: WorldPlace) -> Config:
     """The config every rank of `place`'s world runs: its ranks the world's size, the rendezvous the world's.
     Refused: a `ranks` the config sets that is not the world's size, and isolate (it starts its own rounds)."""
-    if cfg.task == "isolate":
-        raise ConfigError("collbench rank: task: isolate starts its own rounds of nodes; allowed here: task=sweep")
+    if cfg.spec.in_rounds:
+        raise ConfigError(f"collbench rank: task: {cfg.task} starts its own rounds of nodes; allowed here: task=sweep")
     if cfg.ranks is not None and cfg.ranks != place.world_size:
         raise ConfigError(
             f"collbench rank: ranks={cfg.ranks}, but {place.launcher} started {place.world_size} ranks "

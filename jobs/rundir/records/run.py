@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from jobs.config.tasks import TaskName, kind_of
+from jobs.config.tasks import TASKS, TaskName, kind_of
 from jobs.rundir.records.codec import Format, Plain
 from jobs.rundir.records.kinds import Word
 
@@ -108,6 +108,6 @@ def read_run(path: Path, plan_mode: Callable[[], str]) -> RunMeta:
     local sweep it ran (the history recorded it as check-node, jobs.history.node_check)."""
     data = path.read_bytes()
     meta = RUN.decode(data, str(path))
-    if meta.task == "isolate" and RUN.version_in(data, str(path)) < TASK_KINDS_VERSION:
+    if TASKS[meta.task].in_rounds and RUN.version_in(data, str(path)) < TASK_KINDS_VERSION:
         return replace(meta, task=kind_of(meta.task, plan_mode()))
     return meta
