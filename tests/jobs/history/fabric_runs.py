@@ -1,7 +1,8 @@
 """Finished rail-aligned collbench isolate runs made without running anything (as tests/jobs/rundir/synthetic.py
 makes the node-grain one): six nodes n1..n6 on two rails (mlx5_0, mlx5_1), two ranks a node (rank 2n + r on
-rail r), the pairs plan measured on every rail at once, and, when `leaves`, topology.switches s1 = n[1-3],
-s2 = n[4-6]. `slow(pair, rail)` names the (pair, rail) groups measured 50 times slower."""
+rail r), the pairs plan measured on every rail at once, then its confirm rounds as the job plans them, and, when
+`leaves`, topology.switches s1 = n[1-3], s2 = n[4-6]. `slow(pair, rail)` names the (pair, rail) groups measured
+50 times slower."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
-from jobs.isolate.plan import pairs_plan
-from jobs.isolate.rounds import group_label
+from jobs.isolate.rounds import GroupKey, Rounds, group_label
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
 from tests.jobs.rundir.synthetic import _rank_files, result
@@ -45,9 +45,13 @@ def rail_isolate_run(output_dir: Path, slow: Slow, leaves: bool = True) -> RunDi
     plan = IsolatePlan(mode="pairs", hosts=HOSTS, ranks=ranks_of, started=time.time(), rails=list(RAILS))
     ISOLATE_PLAN.write(run.isolate_plan, plan)
     lines: dict[int, list[RankResult]] = {rank: [] for rank in range(12)}
+    leaf_list = [LEAF[node] for node in range(len(HOSTS))] if leaves else []
+    planned = Rounds(cfg.isolate, HOSTS, list(RAILS), leaf_list)
     with run.isolate_rounds.open("wb") as rounds:
-        for number, groups in enumerate(pairs_plan(len(HOSTS)), start=1):
+        while (groups := planned.start()) is not None:
+            number = planned.round_no
             figures = []
+            found: dict[GroupKey, float] = {}
             for group in groups:
                 for rail in RAILS:
                     members = [ranks_of[node][rail] for node in group]
@@ -61,7 +65,9 @@ def rail_isolate_run(output_dir: Path, slow: Slow, leaves: bool = True) -> RunDi
                             ))  # fmt: skip
                     busbw = lines[members[0]][-1].busbw
                     figures.append(GroupFigure(nodes=[HOSTS[n] for n in group], busbw=busbw, rail=rail))
+                    found[planned.key(group, rail)] = busbw
             rounds.write(ISOLATE_ROUND.encode(IsolateRound(round=number, groups=figures, seconds=1.0)) + b"\n")
+            assert planned.finish(found)
     for rank, measured in lines.items():
         _rank_files(run, rank, HOSTS[rank // 2], rank // 2, measured)
     return run
