@@ -3,10 +3,11 @@
 One figure is one sample: on a loaded or noisy fabric a healthy pair can fall under the level once. After the
 plan, for at most isolate.confirm_rounds rounds, disjoint pairs at once, on every rail, every suspect the verdict
 holds (judge_fabric over what the rounds measured, with `planned_rounds`, so that nothing is named before it was
-measured again) is measured again: a link or a pair slow once, the pair itself; a node or a rail of it, the node
-against a partner the run holds healthy that it has not met yet; a switch link, two healthy nodes across it. They
-are asked for again before each confirming round: a pair above the threshold before may be under it now (seen on
-the test cluster: a link named on one figure, while the round re-measured two pairs that proved fast).
+measured again) is measured again: a node or a rail of it, the node against a partner the run holds healthy
+that it has not met yet; a switch link, two healthy nodes across it; a link or a pair slow once, the pair
+itself; then every pair measured once under the threshold, slowest first (under wide noise one slow figure is
+too little to suspect, and measuring again costs less than guessing). They are asked for again before each
+confirming round: a pair above the threshold before may be under it now.
 
 What was never measured again stays inconclusive (a node or rail, a switch link) or unconfirmed (a link): named
 neither bad nor healthy, drained by nothing."""
@@ -78,20 +79,39 @@ def slow_pairs(
     verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True, planned_rounds=last)
     links = [(link.rail, link.nodes) for link in verdict.unconfirmed]
     links += [(u.rail, u.nodes) for u in verdict.inconclusive if u.grain == "link"]
-    pairs = list(dict.fromkeys(nodes for _, nodes in sorted(links)))
+    slow = verdict.level * (1 - tolerance)
     suspects = {n for u in verdict.inconclusive if u.grain != "switch_link" for n in u.nodes}
-    suspects |= {n for pair in pairs for n in pair}
+    suspects |= {n for _, pair in links for n in pair}
     healthy = [node for node in sorted({n for m in measured for n in m.nodes}) if node not in suspects]
     met: set[Group] = {m.nodes for m in measured if len(m.nodes) == 2}
+    pairs: list[Group] = []  # the units first: disjoint() takes them in order, one partner each a round
     for unit in verdict.inconclusive:
         if unit.grain in ("node", "rail"):
             pairs += _new_partner(unit.nodes[0], healthy, met)
         elif unit.grain == "switch_link":
             inside = [n for n in healthy if n in unit.nodes]
-            slow = verdict.level * (1 - tolerance)
             outside = [n for n in healthy if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
             pairs += [tuple(sorted((inside[0], outside[0])))] if inside and outside else []
+    pairs += [nodes for _, nodes in sorted(links)]
+    sides = [set(u.nodes) for u in verdict.inconclusive if u.grain == "switch_link"]
+    named = {f.node for f in verdict.bad_nodes} | {f.node for f in verdict.bad_rails} | suspects
+    for pair in _under(measured, slow):
+        if not named & set(pair) and not any(len(side & set(pair)) == 1 for side in sides):
+            pairs.append(pair)
     return list(dict.fromkeys(pairs))
+
+
+def _under(measured: list[Measured], threshold: float) -> list[Group]:
+    """The pairs measured once, under the threshold on some rail, slowest first: too little to suspect on one
+    figure under wide noise, and measuring again is how the verdict learns more instead of guessing."""
+    seen: set[tuple[Group, int]] = set()
+    again: set[Group] = set()
+    for m in measured:
+        if (m.nodes, m.rail) in seen:
+            again.add(m.nodes)
+        seen.add((m.nodes, m.rail))
+    low = sorted((m.busbw, m.nodes) for m in measured if len(m.nodes) == 2 and m.busbw < threshold)
+    return [nodes for _, nodes in low if nodes not in again]
 
 
 def _new_partner(node: int, healthy: list[int], met: set[Group]) -> list[Group]:
