@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from statistics import median
+from statistics import median, median_high
 
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE
 from jobs.isolate.cut import matrix_cut
@@ -127,12 +127,15 @@ def healthy_level(within: Sequence[Measured], records: Sequence[Measured]) -> fl
 
 
 def _level(records: Sequence[Measured]) -> float:
-    """The median over (node, rail) of each one's median busbw."""
+    """The median over (node, rail) of each one's upper median busbw: of an even count, the higher of the two
+    middle figures, since a fault only lowers a figure. With two figures a unit (check's pairs) the plain
+    median of a bad node's partner was the mean of a healthy and a slow figure: in a 3-node check the level
+    fell to half the healthy pair's, and the slow node, 0.08 of the healthy figure, could not be named."""
     by_unit: dict[tuple[int, int], list[float]] = defaultdict(list)
     for record in records:
         for node in record.nodes:
             by_unit[(node, record.rail)].append(record.busbw)
-    return median(median(figures) for figures in by_unit.values())
+    return median(median_high(figures) for figures in by_unit.values())
 
 
 # ---- the inference's faults as the verdict's records

@@ -225,9 +225,22 @@ class _Model:
         """How much worse the best explanation without candidate `index` is (the rest kept, the candidate left
         out, and whatever else now explains its figures added), and what was added instead."""
         rest = {i: f for i, f in chosen.items() if i != index}
-        without = self.explain(candidates, penalty, {index}, start=rest)
+        without = self.explain(candidates, penalty, {index, *_its_own_links(candidates, index)}, start=rest)
         instead = {i: f for i, f in without.items() if i not in rest}
         return self.cost(candidates, penalty, without) - self.cost(candidates, penalty, chosen), instead
+
+
+def _its_own_links(candidates: Sequence[Candidate], index: int) -> set[int]:
+    """A node's (or a rail's) links to its partners, on its rail: its own port and cable, so no rival to it. Two
+    slow links that share a node, the rest fast, say that node is slow: that is the node, not two faults."""
+    unit = candidates[index]
+    if unit.grain not in ("node", "rail"):
+        return set()
+    return {
+        i
+        for i, c in enumerate(candidates)
+        if c.grain == "link" and unit.nodes[0] in c.nodes and (unit.grain == "node" or c.rail == unit.rail)
+    }
 
 
 def _normal(x: Floats, mean: Floats | float, sd: Floats | float) -> Floats:

@@ -138,7 +138,7 @@ def test_a_slow_rail_names_the_node_the_rail_and_its_nic_and_drains_the_node_for
     assert "BAD RAIL n3: rail 1 (mlx5_1) busbw 0.01 GB/s" in text and "its other rails healthy (0)" in text
     assert "BAD NODE" not in text and "SWITCH" not in text
     assert "# leaves (slurm topology/tree): s1 = n[1-3], s2 = n[4-6]" in text
-    assert re.search(r"^#   n3\s+1\.00\s+0\.01$", text, re.M), text
+    assert re.search(r"^#   n3\s+(0\.99|1\.00)\s+0\.01$", text, re.M), text
     assert iso.exclude() == "slurm.exclude=n3"
     assert "NodeName=n3 State=DRAIN 'Reason=collbench:slow_rail by isolate run=RUN rail 1 (mlx5_1) busbw 0.01 of " in (
         iso.drain()
