@@ -231,16 +231,13 @@ class _Model:
 
 
 def _its_own_links(candidates: Sequence[Candidate], index: int) -> set[int]:
-    """A node's (or a rail's) links to its partners, on its rail: its own port and cable, so no rival to it. Two
-    slow links that share a node, the rest fast, say that node is slow: that is the node, not two faults."""
+    """A node's links to its partners: its own ports and cables, so no rival to it. Two slow links that share a
+    node, the rest fast, say that node is slow: that is the node, not two faults. A rail keeps its links as
+    rivals: on one rail a unit has one figure a partner, and two deep dips of noise would name it."""
     unit = candidates[index]
-    if unit.grain not in ("node", "rail"):
+    if unit.grain != "node":
         return set()
-    return {
-        i
-        for i, c in enumerate(candidates)
-        if c.grain == "link" and unit.nodes[0] in c.nodes and (unit.grain == "node" or c.rail == unit.rail)
-    }
+    return {i for i, c in enumerate(candidates) if c.grain == "link" and unit.nodes[0] in c.nodes}
 
 
 def _normal(x: Floats, mean: Floats | float, sd: Floats | float) -> Floats:
