@@ -5,9 +5,10 @@ Each rank takes its place from its environment (jobs.launchers.world_place, in t
 gives), refusing in one line, exit 2, a world it cannot place, before it connects to anything. Every rank
 loads the same config; rank 0 makes the one run directory (launcher external in run.json, `external` naming
 who started it) and says its path to the others through the rendezvous store (jobs.runtime.external_rank),
-then every rank runs the body collbench's own ranks run (jobs.runtime.rank_job). Rank 0 writes the final
-files as the run ends, records the run in the history and its exports, and prints the tables, as
-`collbench run` does; the other ranks print nothing. Exit status: rank 0's is the run's (0 passed, 1
+then every rank runs the body collbench's own ranks run (jobs.runtime.rank_job). Rank 0 prints the header
+and each row as it measures it (jobs.inspect.live_table.StreamedRows), writes the final files as the run
+ends, records the run in the history and its exports, and prints the tables, as `collbench run` does; the
+other ranks print nothing. Exit status: rank 0's is the run's (0 passed, 1
 failed or #wrong > 0); a rank whose body failed exits 1 with one line.
 
 The rank body is named, not imported (EXTERNAL_RANK_MODULE): this module loads no torch until it runs.
@@ -21,7 +22,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobs.cli import nccl_flags
 from jobs.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -30,6 +31,9 @@ from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.launchers.runs import check_output_dir, public_config
 from jobs.launchers.world_place import WorldPlace, place_from_environment
 from jobs.rundir.layout import RunDir
+
+if TYPE_CHECKING:
+    from jobs.inspect.live_table import StreamedRows
 
 EXTERNAL_RANK_MODULE = "jobs.runtime.external_rank"
 """Defines run_external_rank(config, environment, dropped, store, timeout_s, make_run) and WorldNotAgreed."""
@@ -80,6 +84,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     if place.rank == 0:
         check_output_dir(cfg.output_dir)
     runtime = importlib.import_module(EXTERNAL_RANK_MODULE)
+    streamed: list[StreamedRows] = []
     try:
         run_dir, _ = runtime.run_external_rank(
             public_config(cfg),
@@ -87,7 +92,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             () if place.launcher == "slurm" else OUTER_PLACE,
             _store_fields(place),
             cfg.timeouts.collective_s,
-            lambda: _make_run(cfg, place),
+            lambda: _make_run(cfg, place, streamed),
         )
     except runtime.WorldNotAgreed as error:
         print(f"collbench: error: {error}", file=sys.stderr)
@@ -96,6 +101,9 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         text = str(error).strip().splitlines()
         print(f"collbench: rank {place.rank} failed: {text[0] if text else type(error).__name__}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        for rows in streamed:
+            rows.stop()
     return _end(RunDir(Path(run_dir))) if place.rank == 0 else EXIT_OK
 
 
@@ -110,7 +118,9 @@ def _store_fields(place: WorldPlace) -> dict[str, Any]:
     }
 
 
-def _make_run(cfg: Config, place: WorldPlace) -> str:
+def _make_run(cfg: Config, place: WorldPlace, streamed: list[StreamedRows]) -> str:
+    """Rank 0: the run directory, and its header and rows printed as they are recorded (into `streamed`)."""
+    from jobs.inspect.live_table import StreamedRows
     from jobs.launchers.external import new_external_run
 
     run = new_external_run(cfg, place)
@@ -120,6 +130,7 @@ def _make_run(cfg: Config, place: WorldPlace) -> str:
         file=sys.stderr,
         flush=True,
     )
+    streamed.append(StreamedRows(run).start())
     return str(run.path)
 
 

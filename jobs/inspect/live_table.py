@@ -2,14 +2,19 @@
 environment is recorded (the versions, each rank's device and host), then each row as rank 0 records it in
 results/rank-00000.jsonl, in the final table's layout (collectives/table.py formats both). Only reads.
 
+StreamedRows prints them from a thread where the process is rank 0 itself (`collbench rank`).
+
 The rows are rank 0's own figures (its time, its #wrong): the final table, printed when the run has ended,
 combines every rank's. An isolate or check run shows the header only: its rows are its rounds' groups."""
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from collectives.layout import LAYOUTS
 from collectives.results import RankResult, ResultFormatError, RowKey, summarize
@@ -19,6 +24,9 @@ from jobs.inspect.report import read_statuses, sweep_header
 from jobs.inspect.run_header import header_lines, rank_places, read_environments, versions_line
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.config import load_run_config
+
+STREAM_EVERY_S = 0.25
+"""How often StreamedRows looks for rows rank 0 recorded."""
 
 LineKey = tuple[str, str, str, int, int, str]
 """(op, dtype, reduce op, root, size, group): one line of the table, its placements side by side."""
@@ -142,3 +150,36 @@ def _parse(raw: bytes) -> RankResult | None:
 
 def _line_key(result: RankResult) -> LineKey:
     return (result.op, result.dtype, result.redop, result.root, result.size, result.group)
+
+
+class StreamedRows:
+    """A LiveTable's lines printed on `out` from a thread of their own every `every_s` seconds, while the
+    process itself runs the rank (`collbench rank`'s rank 0, which has no wait loop to print them from);
+    stop() prints what is left, the rows of a rank that ended before its other placement included."""
+
+    def __init__(self, run: RunDir, out: TextIO | None = None, every_s: float = STREAM_EVERY_S) -> None:
+        self.table = LiveTable(run)
+        self.out = out or sys.stdout
+        self.every_s = every_s
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._print_until_stopped, name="collbench-rows", daemon=True)
+
+    def start(self) -> StreamedRows:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread.is_alive():
+            self.thread.join()
+        self._print(final=True)
+
+    def _print_until_stopped(self) -> None:
+        while not self.stopped.wait(self.every_s):
+            self._print(final=False)
+
+    def _print(self, final: bool) -> None:
+        lines = self.table.lines(final)
+        if lines:
+            self.out.write("".join(line + "\n" for line in lines))
+            self.out.flush()

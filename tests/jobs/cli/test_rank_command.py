@@ -65,6 +65,10 @@ def test_torchrun_standalone_makes_one_run_that_report_reads(tmp_path: Path) -> 
     seconds = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-3000:]
     assert "# collbench all_reduce: 2 ranks" in done.stdout, "rank 0 prints the table"
+    streamed = done.stdout.find("(rows as rank 0 measures them")
+    assert 0 <= streamed < done.stdout.find("# Out of bounds values"), "each row as it is measured, then the table"
+    assert 0 <= done.stdout.find("# collbench version ") < streamed, "the header with the versions above the rows"
+    assert done.stdout.count("# collbench version ") == 2, "the streamed header, then the final table's"
     run = only_run(tmp_path)
     meta = json.loads((run / "run.json").read_text())
     assert (meta["launcher"], meta["external"], meta["world_size"]) == ("external", "torchrun", 2)
