@@ -25,6 +25,7 @@ from jobs.inspect.report import assess
 from jobs.rundir.layout import RunDir
 from jobs.rundir.records.config import load_run_config
 from tests.conftest import CommandResult, collbench
+from tests.debian import need_tools
 from tests.jobs.rundir.files import fingerprint
 from tests.jobs.rundir.synthetic import isolate_run, sweep_run
 
@@ -32,14 +33,7 @@ PACKAGES = ("prometheus", "prometheus-pushgateway")
 TOOLS = ("promtool", "prometheus-pushgateway")
 
 
-def _install() -> None:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    command = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES]
-    if subprocess.run(command, env=env, capture_output=True, check=False).returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            pytest.fail(f"apt-get install {' '.join(PACKAGES)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+def _stop_packaged_daemons() -> None:
     for service in PACKAGES:  # the packaged daemons: never left running by the suite
         if Path("/run/systemd/system").is_dir():
             subprocess.run(["systemctl", "disable", "--now", service], capture_output=True, check=False)
@@ -52,13 +46,8 @@ def _install() -> None:
 def prometheus_tools() -> None:
     if all(shutil.which(tool) for tool in TOOLS):
         return
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        reason = f"{', '.join(TOOLS)} missing, and installing Debian's {', '.join(PACKAGES)} needs root and apt-get"
-        if os.environ.get("CI"):
-            pytest.fail(f"the Prometheus tests must run in CI, but: {reason}")
-        pytest.skip(reason)
-    _install()
-    assert all(shutil.which(tool) for tool in TOOLS), f"{TOOLS} still missing after apt-get install"
+    need_tools(TOOLS, PACKAGES, "the Prometheus tests")
+    _stop_packaged_daemons()
 
 
 def _free_port() -> int:

@@ -17,6 +17,7 @@ from jobs.config.model import ConfigError
 from jobs.launchers.external import ExternalLauncher
 from jobs.launchers.world_place import place_from_environment
 from jobs.rundir.layout import RunDir
+from tests.debian import need_tools
 
 ROOT = Path(__file__).resolve().parents[3]
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
@@ -77,6 +78,29 @@ def test_torchrun_standalone_makes_one_run_that_report_reads(tmp_path: Path) -> 
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["passed"] is True
     print(f"torchrun --standalone, 2 ranks: {seconds:.1f} s from start to table")
+
+
+@pytest.mark.integration
+def test_mpirun_makes_one_run_placed_by_open_mpi(tmp_path: Path) -> None:
+    """Debian's Open MPI (installed when missing) starts two ranks; the rendezvous is MASTER_ADDR/PORT, as
+    docs/launchers.md says to pass them with -x."""
+    need_tools(["mpirun"], ["openmpi-bin"], "the mpirun test")
+    port = str(free_port())
+    started = time.monotonic()
+    done = subprocess.run(
+        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "MASTER_ADDR=127.0.0.1",
+         "-x", f"MASTER_PORT={port}", sys.executable, *RANK, "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, env=clean_env(), cwd=ROOT, timeout=WORLD_S, check=False,
+    )  # fmt: skip
+    seconds = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("# Out of bounds values : 0 OK") == 1, "rank 0 alone prints the table"
+    run = only_run(tmp_path)
+    meta = json.loads((run / "run.json").read_text())
+    assert (meta["launcher"], meta["external"], meta["world_size"]) == ("external", "mpi", 2)
+    shown = report(run)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["passed"] is True, shown.stderr
+    print(f"mpirun -np 2: {seconds:.1f} s from start to table")
 
 
 @pytest.mark.integration
