@@ -20,7 +20,15 @@ from jobs.cli.options import add_output_dir_override, with_output_dir
 from jobs.cli.topology import with_topology
 from jobs.config.model import Config, ConfigError, derive, load_config
 from jobs.inspect.report import assess
-from jobs.isolate.check_plan import START_SHARE, bounds, check_plan, check_timing, plan_cost, seed_for
+from jobs.isolate.check_plan import (
+    START_SHARE,
+    bounds,
+    check_plan,
+    check_rounds,
+    check_timing,
+    plan_cost,
+    seed_for,
+)
 from jobs.launchers.base import Launcher
 from jobs.launchers.registry import launcher_for
 from jobs.rundir.layout import RunDir
@@ -109,7 +117,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     except StepRefused as error:
         print(f"collbench: check could not run: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    deadline_s = bounds(cfg.check.budget_s, len(check_plan(cfg.nodes, cfg.isolate.rounds, 0)), 1).deadline_s
+    rounds = check_rounds(cfg.nodes, cfg.isolate.rounds, cfg.isolate.confirm_rounds)
+    deadline_s = bounds(cfg.check.budget_s, rounds, 1).deadline_s
     ran_out = _wait_within(launcher, run, deadline_s - (time.monotonic() - started))
     from jobs.inspect.check_verdict import assess_check  # the verdict's modules only where a check ran
     from jobs.inspect.isolate_verdict import assess_isolate
@@ -144,7 +153,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
             "(collbench check --node checks one node on its own)"
         )
     settings = base.check
-    rounds = len(check_plan(nodes, settings.pair_rounds, 0))
+    rounds = check_rounds(nodes, settings.pair_rounds, settings.confirm_rounds)
     expected, source = expected_level(base)
     isolate = replace(
         base.isolate,
@@ -153,6 +162,7 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
         round_budget_s=round_budget_s(settings.budget_s, rounds),
         probe_size=settings.probe_size,
         rounds=settings.pair_rounds,
+        confirm_rounds=settings.confirm_rounds,
         seed=seed_for(allocation.job_id, settings.seed),
         tolerance=settings.tolerance,
         expected_busbw=expected,
@@ -204,14 +214,16 @@ def plan_lines(cfg: Config, hosts: Sequence[str] = ()) -> list[str]:
     pairs within each leaf, then across."""
     placed = cfg.topology.leaves_of(hosts)
     leaves = [placed.get(node) for node in range(cfg.nodes)] if placed else []
-    cost = plan_cost(cfg.nodes, cfg.isolate.rounds, leaves)
+    cost = plan_cost(cfg.nodes, cfg.isolate.rounds, leaves, cfg.isolate.confirm_rounds)
     rails = cfg.rails.count(cfg.ranks_per_node) if cfg.rails.enabled(cfg.ranks_per_node) else 1
     on_rails = f" on each of {rails} rails at once ({cost.measurements * rails} groups)" if rails > 1 else ""
     plan = check_plan(cfg.nodes, cfg.isolate.rounds, cfg.isolate.seed, leaves)
     sizes = cfg.isolate.measured_sizes()
-    limits = bounds(cfg.check.budget_s, cost.rounds, len(sizes))
+    limits = bounds(cfg.check.budget_s, cost.rounds + cost.confirm_rounds, len(sizes))
+    again = f", then up to {cost.confirm_rounds} round(s) measuring the suspects again" if cost.confirm_rounds else ""
     out = [
-        f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s){on_rails}; each "
+        f"# check plan: {cfg.nodes} nodes, {cost.rounds} round(s), {cost.measurements} measurement(s){on_rails}"
+        f"{again}; each "
         f"{limits.measure_ms:.0f} ms, a collective times out after {limits.collective_s:g} s, the step is "
         f"cancelled at {limits.deadline_s:.0f} s of the {cfg.check.budget_s:g} s budget",
         f"# each group measures {', '.join(map(format_size, sizes))} in turn, and stops before a size that "
@@ -224,6 +236,11 @@ def plan_lines(cfg: Config, hosts: Sequence[str] = ()) -> list[str]:
     for number, groups in enumerate(plan, start=1):
         within = f" (within {share:.3g} s)" if share > 0 else ""
         out.append(f"# round {number}{within}: " + " ".join("+".join(names[n] for n in group) for group in groups[:32]))
+    for number in range(len(plan) + 1, len(plan) + 1 + cost.confirm_rounds):
+        within = f" (within {share:.3g} s)" if share > 0 else ""
+        out.append(
+            f"# round {number}{within}, only if a unit is suspect: each suspect again, with a partner held healthy"
+        )
     return out
 
 

@@ -14,6 +14,8 @@ NodeRecord = Literal["daily", "always", "never"]
 MAX_PAIR_ROUNDS = 2
 """Two rounds of pairs tell the slow node from its partner (it is slow with both partners, they with one);
 more would be isolate's job, not a preflight's."""
+MAX_CONFIRM_ROUNDS = 2
+"""Each confirming round is a share of the check's budget taken from every round: more is isolate's job."""
 
 
 def _default_sizes() -> list[int]:
@@ -32,6 +34,10 @@ class CheckSettings:
     pair_rounds: int = 2
     """Rounds of random pairs after the whole allocation (1 or 2): with 2 a slow node is told from its
     partners; with 1 both nodes of a slow pair are cordoned."""
+    confirm_rounds: int = 1
+    """Rounds after the pairs that measure every suspect again (a node or rail against a partner held healthy,
+    a switch link across healthy nodes, a pair slow once) before it is named: 0 names on the pairs alone. A
+    check with no suspect runs none; with 0 a noisy fabric's chance dip can cordon a healthy node."""
     sizes: list[int] = field(default_factory=_default_sizes, metadata={"parse": parse_size_list})
     """Message sizes of every measurement; a group's figure is the best busbw over them. 256 MiB is close to
     the bus bandwidth of a pair of 8-GPU nodes and takes milliseconds; a short budget cannot see what only
@@ -76,6 +82,7 @@ class CheckSettings:
             sizes=list(self.sizes),
             probe_size=self.probe_size,
             rounds=self.pair_rounds,
+            confirm_rounds=self.confirm_rounds,
             seed=self.seed,
             tolerance=self.tolerance,
             expected_busbw=self.expected_busbw,
@@ -87,6 +94,11 @@ class CheckSettings:
             found.append(f"check.budget_s: {self.budget_s:g} must be > 0 seconds")
         if not 1 <= self.pair_rounds <= MAX_PAIR_ROUNDS:
             found.append(f"check.pair_rounds: {self.pair_rounds} must be 1 or {MAX_PAIR_ROUNDS}")
+        if not 0 <= self.confirm_rounds <= MAX_CONFIRM_ROUNDS:
+            found.append(
+                f"check.confirm_rounds: {self.confirm_rounds} must be 0 (name on the pairs alone) to "
+                f"{MAX_CONFIRM_ROUNDS}"
+            )
         if not self.sizes or any(size <= 0 for size in self.sizes):
             found.append(f"check.sizes: {self.sizes} must be a list of positive sizes such as [256M]")
         if self.probe_size <= 0:

@@ -10,6 +10,7 @@ from jobs.inspect.isolate_verdict import IsolateOutcome, assess_isolate
 from jobs.inspect.postmortem import RankEnd
 from jobs.inspect.report import RunOutcome
 from jobs.isolate.check_judge import CheckVerdict, check_verdict
+from jobs.isolate.confirm import planned_rounds
 from jobs.rundir.layout import RunDir
 from slurm.hostlist import readable_hostlist
 
@@ -40,7 +41,7 @@ def assess_check(run: RunDir, outcome: RunOutcome, iso: IsolateOutcome | None = 
     leaves = [iso.grains.leaves.get(node) for node in range(len(iso.hosts))]
     verdict = check_verdict(
         iso.hosts, iso.rounds.measured, stopped, cfg.isolate.tolerance, cfg.isolate.expected_busbw, leaves,
-        iso.grains.nics, iso.named, cfg.check.budget_s,
+        iso.grains.nics, iso.named, cfg.check.budget_s, planned_rounds(iso.rounds.planner),
     )  # fmt: skip
     finished = iso.rounds.round_no - (1 if iso.rounds.unfinished else 0)
     level_from = cfg.isolate.expected_from if cfg.isolate.expected_busbw else ""

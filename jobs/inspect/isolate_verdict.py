@@ -4,13 +4,14 @@ nodes and links, the nodes that stopped answering, and the matrix as text, CSV, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from jobs.config.exit_codes import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
+from jobs.config.isolate_settings import IsolateSettings
 from jobs.inspect.findings import run_findings
 from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
@@ -154,7 +155,8 @@ def assess_isolate(run: RunDir, outcome: RunOutcome) -> IsolateOutcome:
     rails = plan.rails if plan is not None else [EVERY_RAIL]
     leaves = cfg.topology.leaves_of(hosts)
     figures = group_figures(outcome.rows, hosts)
-    rounds = replay(cfg.isolate, hosts, figures, rails, [leaves.get(node) for node in range(len(hosts))])
+    in_order = [leaves.get(node) for node in range(len(hosts))]
+    rounds = replay(_as_planned(cfg.isolate, plan), hosts, figures, rails, in_order)
     nics = [cfg.rails.nic(rail) for rail in range(max(rails) + 1)]
     grains = Grains(rails, nics, leaves, cfg.topology.resolved_from)
     verdict: Verdict | None = None
@@ -214,6 +216,16 @@ def _plan(run: RunDir) -> IsolatePlan | None:
         return ISOLATE_PLAN.read_if_any(run.isolate_plan)
     except (OSError, RecordError):
         return None
+
+
+def _as_planned(settings: IsolateSettings, plan: IsolatePlan | None) -> IsolateSettings:
+    """The settings the rounds were planned with: the confirming rounds as the plan says them; a check of a plan
+    before they were recorded measured nothing again."""
+    if plan is not None and plan.confirm_rounds is not None:
+        return replace(settings, confirm_rounds=plan.confirm_rounds)
+    if plan is not None and plan.mode == "check":
+        return replace(settings, confirm_rounds=0)
+    return settings
 
 
 def _hosts_of_statuses(outcome: RunOutcome) -> list[str]:

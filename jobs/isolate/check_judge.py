@@ -91,11 +91,14 @@ def check_verdict(
     nics: Sequence[str] = (),
     failed: Sequence[Finding] = (),
     budget_s: float = 0.0,
+    planned_rounds: int | None = None,
 ) -> CheckVerdict:
     """`measured`: the groups that finished (round 1 the whole allocation); `stopped`: host -> how its
     ranks ended, for nodes whose ranks died or hung; `leaves`: each node's leaf switch, when known; `nics`:
     each rail's NIC, for the reasons; `failed`: nodes the run itself named (a failed set-up, a fabric
-    requirement), cordoned first; `budget_s`: check.budget_s, for what would settle an inconclusive unit."""
+    requirement), cordoned first; `budget_s`: check.budget_s, for what would settle an inconclusive unit;
+    `planned_rounds`: the plan's last round when its suspects were measured again after it (check.confirm_rounds):
+    a node or rail then is named only on figures measured again (jobs.isolate.confirm), else inconclusive."""
     whole = next((m.busbw for m in measured if m.round == WHOLE_ROUND), None)
     pairs = [m for m in measured if m.round != WHOLE_ROUND]
     reasons: dict[str, Cordoned] = {}
@@ -107,7 +110,7 @@ def check_verdict(
     undecided: list[Inconclusive] = []
     said: list[str] = []
     if pairs:
-        judged = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics)
+        judged = _judge_pairs(hosts, pairs, tolerance, expected_busbw, reasons, leaves, nics, planned_rounds)
         level, slow_notes, lines, links, verdict = judged
         notes += slow_notes
         undecided = [unit for unit in verdict.inconclusive if not _cordoned_already(unit, hosts, reasons)]
@@ -165,9 +168,11 @@ def _judge_pairs(
     reasons: dict[str, Cordoned],
     leaves: Sequence[str | None],
     nics: Sequence[str],
+    planned_rounds: int | None,
 ) -> tuple[float, list[str], list[str], list[Finding], Verdict]:
     known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
-    verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None)
+    confirming = planned_rounds is not None
+    verdict = judge_fabric(pairs, tolerance, expected_busbw, known or None, confirming, planned_rounds)
     source = "expected" if expected_busbw else "median"
     for node in verdict.bad_nodes:
         host = hosts[node.node]

@@ -144,17 +144,27 @@ def _swapped_clean(group: list[int], other: list[int], i: int, k: int, clean: Ca
     return clean(mine) and clean(theirs)
 
 
+def check_rounds(n: int, pair_rounds: int, confirm_rounds: int) -> int:
+    """The rounds the budget is cut over: the plan's, then as many confirming rounds as may follow (none at 2
+    nodes, whose one round is the only pair)."""
+    return len(check_plan(n, pair_rounds, seed=0)) + (confirm_rounds if n > 2 else 0)
+
+
 @dataclass(frozen=True, slots=True)
 class PlanCost:
     nodes: int
     rounds: int
     measurements: int
-    """Groups measured, all rounds together."""
+    """Groups measured, all planned rounds together."""
+    confirm_rounds: int = 0
+    """The confirming rounds that may follow, each a share of the budget; only suspects are measured in them,
+    and a check with none runs none."""
 
 
-def plan_cost(n: int, pair_rounds: int, leaves: Sequence[str | None] = ()) -> PlanCost:
+def plan_cost(n: int, pair_rounds: int, leaves: Sequence[str | None] = (), confirm_rounds: int = 0) -> PlanCost:
     plan = check_plan(n, pair_rounds, seed=0, leaves=leaves)
-    return PlanCost(n, len(plan), sum(len(groups) for groups in plan))
+    again = confirm_rounds if n > 2 else 0
+    return PlanCost(n, len(plan), sum(len(groups) for groups in plan), again)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""pairs and random: every round known in advance, then every accusation measured again before it is named.
+"""pairs, random and check: every round known in advance, then every accusation measured again before it is named.
 
 One figure is one sample: on a loaded or noisy fabric a healthy pair can fall under the level once. After the
 plan, for at most isolate.confirm_rounds rounds, disjoint pairs at once, on every rail, every suspect the verdict
@@ -31,6 +31,8 @@ class ConfirmedPlan:
     measured: list[Measured] = field(default_factory=list)
     """What the rounds measured, rail by rail: the list jobs.isolate.rounds.Rounds fills as rounds finish."""
     leaves: Mapping[int, str] | None = None
+    whole_round: int = 0
+    """The plan's round that holds every node (check's), which no suspect is judged from (0: none)."""
     handed_out: int = 0
     again: set[Group] = field(default_factory=set)
     """The pairs measured again already: their last figure is the verdict's."""
@@ -41,7 +43,8 @@ class ConfirmedPlan:
             return self.plan[self.handed_out - 1]
         if self.handed_out >= len(self.plan) + self.confirm_rounds:
             return None
-        suspects = slow_pairs(self.measured, self.tolerance, self.expected_busbw, self.leaves, len(self.plan))
+        judged = [m for m in self.measured if m.round != self.whole_round]
+        suspects = slow_pairs(judged, self.tolerance, self.expected_busbw, self.leaves, len(self.plan))
         fresh = [pair for pair in suspects if pair not in self.again]
         if not fresh:
             return None

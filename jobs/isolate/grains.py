@@ -117,6 +117,10 @@ def first_figures(records: Sequence[Measured]) -> list[Measured]:
     return first
 
 
+GROSS = 0.5
+"""A figure under this share of the rough level is a fault's, not noise's: the level is taken without it."""
+
+
 def healthy_level(within: Sequence[Measured], records: Sequence[Measured]) -> float:
     """The higher of the level over the pairs within a leaf and over every measurement: a fault only lowers
     figures, and each estimate can be pulled down by one. Within the leaves no uplink can slow a pair, but a
@@ -127,15 +131,20 @@ def healthy_level(within: Sequence[Measured], records: Sequence[Measured]) -> fl
 
 
 def _level(records: Sequence[Measured]) -> float:
-    """The median over (node, rail) of each one's upper median busbw: of an even count, the higher of the two
-    middle figures, since a fault only lowers a figure. With two figures a unit (check's pairs) the plain
-    median of a bad node's partner was the mean of a healthy and a slow figure: in a 3-node check the level
-    fell to half the healthy pair's, and the slow node, 0.08 of the healthy figure, could not be named."""
+    """The median over (node, rail) of each one's median busbw, over its figures that are not grossly slow.
+    Which are: under GROSS of a first, rough level, the median over the units of each one's upper median (a
+    fault only lowers a figure; with two figures a unit, check's pairs, the plain median of a bad node's
+    partner was the mean of a healthy and a slow figure, and in a 3-node check the level fell to half the
+    healthy pair's). The rough level alone is biased up by the noise: the upper of a unit's two figures
+    lies about half a standard deviation over the mean, so at 20% noise every healthy figure read 10% under
+    the level and healthy nodes were drained (bench_grains, check). The second pass is unbiased."""
     by_unit: dict[tuple[int, int], list[float]] = defaultdict(list)
     for record in records:
         for node in record.nodes:
             by_unit[(node, record.rail)].append(record.busbw)
-    return median(median_high(figures) for figures in by_unit.values())
+    rough = median(median_high(figures) for figures in by_unit.values())
+    kept = [[f for f in figures if f >= GROSS * rough] for figures in by_unit.values()]
+    return median(median(figures) for figures in kept if figures) if any(kept) else rough
 
 
 # ---- the inference's faults as the verdict's records

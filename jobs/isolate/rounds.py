@@ -32,25 +32,6 @@ class Planner(Protocol):
     def record(self, group: Group, busbw: float) -> None: ...
 
 
-@dataclass(slots=True)
-class FixedPlan:
-    """check: every round known in advance, whatever the figures."""
-
-    plan: list[Round]
-    whole_round: int = 0
-    """The round that holds every node, which the verdict does not weigh (0: none)."""
-    handed_out: int = 0
-
-    def next_round(self) -> Round | None:
-        if self.handed_out == len(self.plan):
-            return None
-        self.handed_out += 1
-        return self.plan[self.handed_out - 1]
-
-    def record(self, group: Group, busbw: float) -> None:
-        return None
-
-
 def planner_for(
     settings: IsolateSettings, n: int, leaves: Sequence[str | None] = (), measured: list[Measured] | None = None
 ) -> Planner:
@@ -64,7 +45,12 @@ def _bisect(settings: IsolateSettings, n: int, leaves: Sequence[str | None], mea
 
 
 def _check(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
-    return FixedPlan(check_plan(n, settings.rounds, settings.seed, leaves), whole_round=WHOLE_ROUND)
+    """check's fixed rounds, then its suspects measured again (check.confirm_rounds), as pairs and random's."""
+    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
+    plan = check_plan(n, settings.rounds, settings.seed, leaves)
+    return ConfirmedPlan(
+        plan, settings.tolerance, settings.expected_busbw, settings.confirm_rounds, measured, known or None, WHOLE_ROUND
+    )
 
 
 def _confirmed(plan_of: Callable[[IsolateSettings, int], list[Round]]) -> PlannerFor:
@@ -151,10 +137,15 @@ class Rounds:
         return self.settings.resolved_mode(len(self.hosts))
 
     @property
+    def confirm_rounds(self) -> int:
+        """The rounds the planner may add after its plan to measure suspects again (bisect: none)."""
+        return self.planner.confirm_rounds if isinstance(self.planner, ConfirmedPlan) else 0
+
+    @property
     def judged(self) -> list[Measured]:
         """What the verdict weighs: every group but a plan's whole-allocation round (collbench check's: it holds
         every node, and would count a bad node's slowness against every other)."""
-        whole = self.planner.whole_round if isinstance(self.planner, FixedPlan) else 0
+        whole = self.planner.whole_round if isinstance(self.planner, ConfirmedPlan) else 0
         return [m for m in self.measured if m.round != whole] or self.measured
 
     def start(self) -> Round | None:

@@ -240,7 +240,14 @@ def _share(mine: list[RankResult]) -> dict[GroupKey, float]:
 def _write_plan(run: RunDir, rounds: Rounds, ranks_of: list[dict[int, list[int]]]) -> None:
     run.isolate_dir.mkdir(exist_ok=True)
     ranks = [sorted(rank for on_rail in node.values() for rank in on_rail) for node in ranks_of]
-    plan = IsolatePlan(mode=rounds.mode, hosts=rounds.hosts, ranks=ranks, started=time.time(), rails=rounds.rails)
+    plan = IsolatePlan(
+        mode=rounds.mode,
+        hosts=rounds.hosts,
+        ranks=ranks,
+        started=time.time(),
+        rails=rounds.rails,
+        confirm_rounds=rounds.confirm_rounds,
+    )
     ISOLATE_PLAN.write(run.isolate_plan, plan)
 
 

@@ -14,7 +14,8 @@ The rounds are driven as the job drives them, through jobs.isolate.rounds.Rounds
 groups, finish() its figure per (group, rail)): isolate as its auto mode picks (pairs up to
 isolate.pairs_max_nodes, isolate.rounds = 10 random matchings beyond), then its confirm rounds (every pair
 the node-grain verdict would name a bad link measured again, at most isolate.confirm_rounds = 2 rounds);
-check's whole allocation and two rounds of pairs (mode check, rounds 2, the leaves in node order). The
+check's whole allocation and two rounds of pairs (mode check, rounds 2, the leaves in node order), then its
+confirm round (check.confirm_rounds = 1: every suspect measured again, as isolate's). The
 verdict is judge_fabric over rounds.measured (check: its pair rounds only, as the verdict's Rounds.judged takes
 them), tolerance 0.15, leaves={node: leaf}, and at 64 nodes also with no topology (leaves=None).
 
@@ -40,6 +41,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from jobs.config.check_settings import CheckSettings
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE, PAIRS_MAX_NODES, IsolateMode, IsolateSettings
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import plan_cost
@@ -61,6 +63,7 @@ KINDS = ("node", "rail", "link")
 CHECK_PAIR_ROUNDS = 2
 RANDOM_ROUNDS = 10
 CONFIRM_ROUNDS = IsolateSettings().confirm_rounds
+CHECK_CONFIRM_ROUNDS = CheckSettings().confirm_rounds
 COST_SIZES = (4, 64, 1024, 4096)
 
 
@@ -195,7 +198,13 @@ class Plan:
 
     def settings(self, n: int, seed: int) -> IsolateSettings:
         if self.check:
-            return IsolateSettings(mode="check", rounds=CHECK_PAIR_ROUNDS, seed=seed, tolerance=DEFAULT_TOLERANCE)
+            return IsolateSettings(
+                mode="check",
+                rounds=CHECK_PAIR_ROUNDS,
+                confirm_rounds=CHECK_CONFIRM_ROUNDS,
+                seed=seed,
+                tolerance=DEFAULT_TOLERANCE,
+            )
         mode: IsolateMode = "pairs" if n <= PAIRS_MAX_NODES else "random"
         return IsolateSettings(mode=mode, rounds=RANDOM_ROUNDS, seed=seed, tolerance=DEFAULT_TOLERANCE)
 
@@ -435,7 +444,7 @@ def _total(count: int, trials: int) -> str:
 
 
 def _confirm(got: Score, plan: str) -> str:
-    if PLANS[plan].check or not got.trials:
+    if not got.trials:
         return "-"
     return f"{got.extra_rounds / got.trials:.2g} ({got.extra_groups / got.trials:.3g})"
 
@@ -518,7 +527,7 @@ def cost(results: Sequence[tuple[Cell, Score]] = ()) -> None:
             ),
         ]
         for label, leaves in (("check", []), ("check, leaves known", fabric.leaf_list())):
-            spent = plan_cost(n, CHECK_PAIR_ROUNDS, leaves)
+            spent = plan_cost(n, CHECK_PAIR_ROUNDS, leaves, CHECK_CONFIRM_ROUNDS)
             rows.append((label, spent.rounds, spent.measurements))
         for label, rounds, groups in rows:
             print(f"| {label} | {n:,} | {rounds:,} | {groups:,} | {groups * RAILS:,} |")

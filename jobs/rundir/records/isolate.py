@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from jobs.rundir.records.codec import Format, Plain
 from jobs.rundir.records.findings import Finding
 
-PLAN_VERSION = 3
+PLAN_VERSION = 4
 
 
 @dataclass(kw_only=True, slots=True)
@@ -25,6 +25,9 @@ class IsolatePlan:
     rails: list[int] = field(default_factory=lambda: [-1])
     """The rails each node group was measured on, one group a rail, all at once; [-1]: one group of every rank
     of its nodes (not rail-aligned, and every plan before format 3)."""
+    confirm_rounds: int | None = None
+    """The rounds the planner may add after its plan to measure suspects again (format 4); None in a plan
+    before it, where check measured nothing again and pairs and random took isolate.confirm_rounds."""
     version: int = PLAN_VERSION
     """The format of this file."""
 
@@ -59,7 +62,9 @@ def _same(plain: Plain) -> Plain:
     return plain
 
 
-ISOLATE_PLAN = Format("isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same, 2: _same, 3: _same}, pretty=True)
+ISOLATE_PLAN = Format(
+    "isolate/plan.json", IsolatePlan, PLAN_VERSION, {1: _same, 2: _same, 3: _same, 4: _same}, pretty=True
+)
 ISOLATE_ROUND = Format("isolate/rounds.jsonl line", IsolateRound, ROUND_VERSION, {1: _same, 2: _same, 3: _same})
 
 

@@ -47,13 +47,17 @@ def test_the_dry_run_prints_one_step_on_the_allocation_and_a_plan_of_three_round
         lines[1],
     ), lines[1]
     assert lines[2].startswith(
-        "# check plan: 4 nodes, 3 round(s), 5 measurement(s) on each of 8 rails at once (40 groups); each 1000 ms"
+        "# check plan: 4 nodes, 3 round(s), 5 measurement(s) on each of 8 rails at once (40 groups), then up to 1 "
+        "round(s) measuring the suspects again; each 1000 ms"
     )
     assert (
         lines[3] == "# each group measures 1M, 256M in turn, and stops before a size that would not finish "
         "within its round's share of the budget"
     )
-    assert lines[4] == "# round 1 (within 8 s): gpu01+gpu02+gpu04+gpu05" and len(lines) == 7, "(40 s - 40%) / 3"
+    assert lines[4] == "# round 1 (within 6 s): gpu01+gpu02+gpu04+gpu05" and len(lines) == 8, "(40 s - 40%) / 4"
+    assert (
+        lines[7] == "# round 4 (within 6 s), only if a unit is suspect: each suspect again, with a partner held healthy"
+    )
     assert not (workdir / "runs").exists()
 
 
@@ -73,10 +77,10 @@ def test_each_round_gets_its_share_of_the_budget_and_every_group_measures_the_pr
     monkeypatch.chdir(workdir)
     words = ["check.budget_s=10", "check.probe_size=2M", "check.from_history=false", f"output_dir={workdir}"]
     cfg, _ = check_config(None, words)
-    assert cfg.isolate.round_budget_s == pytest.approx(10 * (1 - START_SHARE) / 3), "3 rounds at 6 nodes"
+    assert cfg.isolate.round_budget_s == pytest.approx(10 * (1 - START_SHARE) / 4), "3 rounds at 6 nodes, 1 again"
     assert cfg.isolate.probe_size == 2 << 20
     assert cfg.measured_bench().size_list() == [2 << 20, 256 << 20]
-    assert cfg.bench.time_budget_ms == 500, "10 s x 30% over 3 rounds of 2 sizes: the probe is one of them"
+    assert cfg.bench.time_budget_ms == 375, "10 s x 30% over 4 rounds of 2 sizes: the probe is one of them"
     assert round_budget_s(25, 3) == pytest.approx(5.0) and round_budget_s(60, 1) == pytest.approx(36.0)
 
 
@@ -87,10 +91,10 @@ def test_with_leaves_in_the_config_the_dry_run_pairs_within_each_leaf_then_acros
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-4] == (
+    assert lines[-5] == (
         "# leaves (config topology.switches): s1 = gpu[01-02], s2 = gpu[04-05]; round 2 pairs within, round 3 across"
     )
-    assert lines[-2] == "# round 2 (within 12 s): gpu01+gpu02 gpu04+gpu05", lines
+    assert lines[-3] == "# round 2 (within 9 s): gpu01+gpu02 gpu04+gpu05", lines
     within = {"gpu01": "s1", "gpu02": "s1", "gpu04": "s2", "gpu05": "s2"}
-    pairs = [pair.split("+") for pair in lines[-1].split(": ")[1].split()]
-    assert len(pairs) == 2 and all(within[a] != within[b] for a, b in pairs), lines[-1]
+    pairs = [pair.split("+") for pair in lines[-2].split(": ")[1].split()]
+    assert len(pairs) == 2 and all(within[a] != within[b] for a, b in pairs), lines[-2]

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from collectives.results import RankResult
 from jobs.config.model import load_config, to_yaml
 from jobs.isolate.rounds import GroupKey, Rounds, group_label
 from jobs.rundir.layout import RunDir
-from jobs.rundir.records.isolate import ISOLATE_PLAN, ISOLATE_ROUND, GroupFigure, IsolatePlan, IsolateRound
+from jobs.rundir.records.isolate import (
+    ISOLATE_PLAN,
+    ISOLATE_ROUND,
+    PLAN_VERSION,
+    GroupFigure,
+    IsolatePlan,
+    IsolateRound,
+)
 from tests.jobs.rundir.synthetic import _rank_files, result
 
 HOSTS = [f"n{node}" for node in range(1, 7)]
@@ -29,8 +37,16 @@ def across(pair: tuple[int, ...]) -> bool:
     return LEAF[pair[0]] != LEAF[pair[-1]]
 
 
-def rail_isolate_run(output_dir: Path, slow: Slow, leaves: bool = True) -> RunDir:
-    overrides = ["task=isolate", "nodes=6", f"rails.hcas=[{','.join(NICS)}]", "rails.aligned=on"]
+def rail_isolate_run(
+    output_dir: Path, slow: Slow, leaves: bool = True, check: bool = False, old_plan: bool = False
+) -> RunDir:
+    """`check`: a collbench check run instead (mode check, two rounds of pairs, one confirming round, as
+    check_config sets them); `old_plan`: its plan.json of format 3, before the file said its confirming
+    rounds, when a check measured nothing again (its config still held isolate.confirm_rounds' default)."""
+    task = "check" if check else "isolate"
+    overrides = [f"task={task}", "nodes=6", f"rails.hcas=[{','.join(NICS)}]", "rails.aligned=on"]
+    overrides += ["isolate.mode=check", "isolate.rounds=2"] if check else []
+    overrides += ["isolate.confirm_rounds=1"] if check and not old_plan else []
     if leaves:
         overrides += ["topology.switches.s1=n[1-3]", "topology.switches.s2=n[4-6]", "topology.source=config",
                       "topology.resolved_from=config topology.switches"]  # fmt: skip
@@ -39,14 +55,17 @@ def rail_isolate_run(output_dir: Path, slow: Slow, leaves: bool = True) -> RunDi
     cfg = load_config("testcluster", overrides)
     run = RunDir.create(output_dir, "slurm")
     run.config_file.write_text(to_yaml(cfg))
-    run.update_meta(run_id=run.run_id, launcher="slurm", world_size=12, nodes=6, task="isolate", job_id="4000001")
+    run.update_meta(run_id=run.run_id, launcher="slurm", world_size=12, nodes=6, task=task, job_id="4000001")
     ranks_of = [[2 * node, 2 * node + 1] for node in range(len(HOSTS))]
     run.isolate_dir.mkdir()
-    plan = IsolatePlan(mode="pairs", hosts=HOSTS, ranks=ranks_of, started=time.time(), rails=list(RAILS))
+    leaf_list = [LEAF[node] for node in range(len(HOSTS))] if leaves else []
+    planned = Rounds(replace(cfg.isolate, confirm_rounds=0) if old_plan else cfg.isolate, HOSTS, list(RAILS), leaf_list)
+    plan = IsolatePlan(
+        mode=planned.mode, hosts=HOSTS, ranks=ranks_of, started=time.time(), rails=list(RAILS),
+        confirm_rounds=None if old_plan else planned.confirm_rounds, version=3 if old_plan else PLAN_VERSION,
+    )  # fmt: skip
     ISOLATE_PLAN.write(run.isolate_plan, plan)
     lines: dict[int, list[RankResult]] = {rank: [] for rank in range(12)}
-    leaf_list = [LEAF[node] for node in range(len(HOSTS))] if leaves else []
-    planned = Rounds(cfg.isolate, HOSTS, list(RAILS), leaf_list)
     with run.isolate_rounds.open("wb") as rounds:
         while (groups := planned.start()) is not None:
             number = planned.round_no
@@ -59,7 +78,7 @@ def rail_isolate_run(output_dir: Path, slow: Slow, leaves: bool = True) -> RunDi
                     for rank in members:
                         for size in cfg.isolate.sizes:
                             lines[rank].append(result(
-                                rank, HOSTS[rank // 2], size, 2, (20.0 + size / 100) * factor, round=number,
+                                rank, HOSTS[rank // 2], size, len(members), (20.0 + size / 100) * factor, round=number,
                                 nodes=list(group), members=members, group=group_label(number, HOSTS, group, rail),
                                 rail=rail,
                             ))  # fmt: skip

@@ -3,8 +3,12 @@ ranks gave up waiting is named hung; nothing is blamed so when a rank failed on 
 
 from __future__ import annotations
 
-from jobs.inspect.check_verdict import silent_nodes
+from pathlib import Path
+
+from jobs.inspect.check_verdict import assess_check, silent_nodes
 from jobs.inspect.postmortem import RankEnd
+from jobs.inspect.report import assess
+from tests.jobs.history.fabric_runs import rail_isolate_run
 
 TIMEOUT = "RuntimeError: Timed out waiting 6250ms for send operation to complete"
 
@@ -40,3 +44,13 @@ def test_the_verdict_says_where_the_expected_level_came_from() -> None:
     assert f"# pairs judged against a healthy level of 10.000 GB/s ({source})" in lines
     plain = verdict_lines(CheckOutcome("r", verdict, 2, []), 5.0, 60.0)
     assert "# pairs judged against a healthy level of 10.000 GB/s" in plain
+
+
+def test_a_check_is_judged_as_it_ran_its_confirming_round_or_as_an_older_plan_ran_none(tmp_path: Path) -> None:
+    """n3 slow on both rails: a check measures it again and cordons it; a check of a plan.json before format 4
+    measured nothing again, and its verdict on re-reading is still the cordon it gave, not inconclusive."""
+    for old_plan in (False, True):
+        run = rail_isolate_run(tmp_path / str(old_plan), lambda pair, rail: 2 in pair, check=True, old_plan=old_plan)
+        check = assess_check(run, assess(run))
+        assert [node.host for node in check.verdict.cordoned] == ["n3"], (old_plan, check.verdict)
+        assert check.rounds == (3 if old_plan else 4) and not check.verdict.inconclusive
