@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cli.check_command import check_config, round_budget_s
+from jobs.cli.check_setup import check_config, round_budget_s
 from jobs.isolate.check_plan import START_SHARE
 from tests.conftest import collbench
 
