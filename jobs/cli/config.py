@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from jobs.cli.nccl_flags import flag_spellings, table_lines
+from jobs.cli.nccl_flags import table_lines
 from jobs.config.keys import TOP, render, section_names, select
+from jobs.config.nccl_flags import flag_spellings
 
 POINTER = "Every config key, its type, default and meaning: collbench config [SECTION]"
 """The last line of `run --help` and `submit --help`."""

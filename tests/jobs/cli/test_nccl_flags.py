@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli.main import main
-from jobs.cli.nccl_flags import FLAGS, Flag, refused_flags, taken_flags
+from jobs.config.nccl_flags import FLAGS, Flag, refused_flags, taken_flags
 
 NCCL_TESTS_LONGOPTS = shlex.split(
     "nthreads ngpus minbytes maxbytes stepbytes stepfactor iters agg_iters warmup_iters run_cycles parallel_init "
