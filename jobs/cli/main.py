@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     logs.set_defaults(handler=_cmd_logs)
 
     from jobs.cli.check_command import add_command as add_check_command
+    from jobs.cli.compare_command import add_command as add_compare_command
     from jobs.cli.config import add_command as add_config_command
     from jobs.cli.export import add_command as add_export_command
     from jobs.cli.history import add_command as add_history_command
@@ -108,9 +109,10 @@ def _parser() -> argparse.ArgumentParser:
     from jobs.cli.isolate_command import add_command
     from jobs.cli.rank_command import add_command as add_rank_command
     from jobs.cli.recheck_command import add_command as add_recheck_command
-    from jobs.cli.sweeps import add_commands
+    from jobs.cli.scale_command import add_command as add_scale_command
 
-    add_commands(commands)
+    add_scale_command(commands)
+    add_compare_command(commands)
     add_command(commands)
     add_check_command(commands)
     add_recheck_command(commands)

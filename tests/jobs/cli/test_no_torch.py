@@ -58,7 +58,8 @@ def test_the_blocker_really_blocks_torch(no_torch: dict[str, str], tmp_path: Pat
     "module",
     [
         "jobs.cli.main",
-        "jobs.cli.sweeps",
+        "jobs.cli.scale_command",
+        "jobs.cli.compare_command",
         "jobs.cli.isolate_command",
         "jobs.launchers.slurm",
         "jobs.launchers.local",
