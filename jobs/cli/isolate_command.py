@@ -7,27 +7,24 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from jobs.cli.exit_codes import worst_exit
 from jobs.cli.html_output import add_html_option, html_target, write_run_html
+from jobs.cli.isolate_setup import plan_lines, with_level
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
 from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
 from jobs.cli.topology import with_topology
-from jobs.config.model import Config, ConfigError, derive, load_config
+from jobs.config.model import ConfigError, load_config
 from jobs.config.tasks import TASKS
 from jobs.inspect.report import RunOutcome, assess
-from jobs.isolate.plan import halves, pairs_measured, pairs_plan, random_plan
 from jobs.launchers.registry import detached_launcher, launcher_of
 from jobs.rundir.layout import RunDir, find_run
-from slurm.hostlist import collect_hostlist, expand_hostlist
-from slurm.steps import cluster_name
 
 if TYPE_CHECKING:
     from jobs.inspect.isolate_verdict import IsolateOutcome
 
 ACTIONS = ("wait", "report")
-PLAN_ROUNDS_SHOWN = 64
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,7 +83,7 @@ def _submit(args: argparse.Namespace) -> int:
         print(launcher.request(cfg).text, end="")
         print("\n".join(plan_lines(cfg)))
         return 0
-    cfg, said = _with_level(cfg)
+    cfg, said = with_level(cfg)
     cfg, topology = with_topology(cfg)
     request = launcher.prepare(cfg)  # refused before a word of the level: the run that starts is the one checked
     for line, stream in [*said, (topology, sys.stdout)]:
@@ -96,58 +93,6 @@ def _submit(args: argparse.Namespace) -> int:
         print(line, flush=True)
     print(f"collbench: then: collbench isolate wait {started.job_id}", file=sys.stderr)
     return 0
-
-
-def _with_level(cfg: Config) -> tuple[Config, list[tuple[str, TextIO]]]:
-    """isolate.expected_busbw 0 (pairs, random): the level of a healthy pair from the results history, and
-    where it came from, in the run's config for its verdict; too little history: the run's own median,
-    and the verdict says why. Also what to say of it (line, stream)."""
-    settings = cfg.isolate
-    if settings.expected_busbw or not settings.from_history or settings.resolved_mode(cfg.nodes) == "bisect":
-        return cfg, []
-    from jobs.history.against import MIN_BASELINE_RUNS
-    from jobs.history.hook import expected_pair_busbw  # SQLAlchemy only where it is asked
-
-    cluster = cfg.history.cluster or cluster_name()
-    found = expected_pair_busbw(cfg, cluster, sizes=settings.sizes, for_what="isolate")
-    if found is None:
-        source = f"too little history on {cluster} for a level (fewer than {MIN_BASELINE_RUNS} healthy 2-node runs)"
-        level, said = 0.0, (f"collbench: isolate: {source}; the level is the run's own median", sys.stderr)
-    else:
-        level, source = found
-        said = (f"# healthy level of a pair: {level:.3g} GB/s, {source}", sys.stdout)
-    return derive(cfg, isolate=replace(settings, expected_busbw=level, expected_from=source)), [said]
-
-
-def plan_lines(cfg: Config) -> list[str]:
-    """The plan as the dry run prints it; node names where slurm.nodelist fixes them."""
-    n = cfg.nodes
-    listed = expand_hostlist(cfg.slurm.nodelist) if cfg.slurm.nodelist else []
-    names = listed if len(listed) == n else [f"node{i}" for i in range(n)]
-    mode = cfg.isolate.resolved_mode(n)
-    head = f"# isolate plan: mode {mode}, {n} nodes, {cfg.isolate.op} at {len(cfg.isolate.sizes)} size(s)"
-    if mode == "bisect":
-        a, b = halves(tuple(range(n)))
-        return [
-            f"{head}; adaptive: round 1 measures {_names(names, range(n))}, round 2 {_names(names, a)} and "
-            f"{_names(names, b)} at once, then every short half again, down to single suspects measured against "
-            "healthy nodes (each round follows from the figures of the last)"
-        ]
-    plan = pairs_plan(n) if mode == "pairs" else random_plan(n, cfg.isolate.rounds, cfg.isolate.seed)
-    rails = cfg.rails.count(cfg.ranks_per_node) if cfg.rails.enabled(cfg.ranks_per_node) else 1
-    on_rails = f" on each of {rails} rails at once ({len(pairs_measured(plan)) * rails} groups)" if rails > 1 else ""
-    again = cfg.isolate.confirm_rounds
-    then = f"; then up to {again} round(s) measuring every slow pair again before it is named" if again else ""
-    out = [f"{head}; {len(plan)} round(s), {len(pairs_measured(plan))} pair measurement(s){on_rails}{then}"]
-    for number, groups in enumerate(plan[:PLAN_ROUNDS_SHOWN], start=1):
-        out.append(f"# round {number}: " + " ".join("+".join(names[node] for node in group) for group in groups))
-    if len(plan) > PLAN_ROUNDS_SHOWN:
-        out.append(f"# ... and {len(plan) - PLAN_ROUNDS_SHOWN} more round(s)")
-    return out
-
-
-def _names(names: list[str], nodes: object) -> str:
-    return collect_hostlist(names[node] for node in nodes)  # type: ignore[attr-defined]
 
 
 def _wait(run: RunDir, args: argparse.Namespace) -> int:

@@ -48,7 +48,7 @@ def test_the_level_of_a_pair_is_the_baseline_of_healthy_two_node_runs(history_ur
 def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, tmp_path: Path) -> None:
     import argparse
 
-    from jobs.cli.isolate_command import _with_level
+    from jobs.cli.isolate_setup import with_level
 
     history = open_history(history_url)
     sizes = ",".join(map(str, synthetic.SIZES))
@@ -56,7 +56,7 @@ def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, 
              f"isolate.sizes=[{sizes}]"]  # fmt: skip
     args = argparse.Namespace(config="testcluster", words=words)
     cfg = load_config("testcluster", [*args.words, "task=isolate"])
-    thin, _ = _with_level(cfg)
+    thin, _ = with_level(cfg)
     assert thin.isolate.expected_busbw == 0 and thin.isolate.expected_from.startswith("too little history on local")
     for run in [synthetic.sweep_run(tmp_path, slower=s) for s in (1.0, 1.2, 0.9)]:
         record_run(history, run)
@@ -64,13 +64,12 @@ def test_isolate_takes_its_level_from_the_history_and_says_so(history_url: str, 
         connection.execute(update(schema.runs).values(nodes=2))
     found = pair_level(history, "local", "all_reduce", list(synthetic.SIZES))
     assert found is not None
-    level = _with_level(cfg)[0].isolate
+    level = with_level(cfg)[0].isolate
     assert level.expected_busbw == found[1].median
     assert level.expected_from == (
         f"the median of the last 3 healthy 2-node all_reduce runs at {found[0]} B on local in the history "
         "(1 rank(s) a node, gloo on cpu)"
     )
     assert (
-        _with_level(load_config("testcluster", [*args.words, "isolate.expected_busbw=5"]))[0].isolate.expected_from
-        == ""
+        with_level(load_config("testcluster", [*args.words, "isolate.expected_busbw=5"]))[0].isolate.expected_from == ""
     )
