@@ -13,7 +13,8 @@ from jobs.cli.exit_codes import worst_exit
 from jobs.cli.html_output import add_html_option, html_target, write_run_html
 from jobs.cli.isolate_setup import plan_lines, with_level
 from jobs.cli.options import RUNS_DIR, add_output_dir, with_output_dir
-from jobs.cli.outcome import add_wait_args, assess_isolate_run, print_isolate, wait_and_render
+from jobs.cli.outcome import assess_isolate_run, print_isolate, wait_and_render
+from jobs.cli.outcome_args import add_wait_args
 from jobs.cli.topology import with_topology
 from jobs.config.model import ConfigError, load_config
 from jobs.config.tasks import TASKS

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jobs.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from jobs.cli.outcome_args import thresholds
 from jobs.config.model import ConfigError
-from jobs.inspect.report import RunOutcome, Thresholds, assess
+from jobs.inspect.report import RunOutcome, assess
 from jobs.launchers.base import Launcher
 from jobs.launchers.live import PLAIN_EVERY_S
 from jobs.launchers.registry import launcher_of
@@ -25,57 +26,6 @@ if TYPE_CHECKING:
 Render = Callable[[RunOutcome, RunDir, str], int]
 
 
-def add_wait_args(command: argparse.ArgumentParser, action: str = "") -> None:
-    """--timeout and --progress-every on a command that waits for a run (`action`: 'wait' where the
-    command does more than wait, so its help says when they apply)."""
-    when = f"{action}: " if action else ""
-    command.add_argument("--timeout", type=float, default=None, metavar="S", help=f"{when}give up after S seconds")
-    command.add_argument(
-        "--progress-every",
-        type=float,
-        default=PLAIN_EVERY_S,
-        metavar="S",
-        help=f"{when}without a terminal, a progress line every S seconds (default {PLAIN_EVERY_S:g})",
-    )
-
-
-def add_output_args(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--format",
-        choices=("table", "json", "csv", "nccl-tests-json"),
-        default="table",
-        help="what to print (default: table); nccl-tests-json: nccl-tests' -J document, one line per op",
-    )
-    command.add_argument(
-        "--min-busbw", type=float, default=None, metavar="GBPS", help="fail (exit 1) where busbw is below GBPS"
-    )
-    command.add_argument(
-        "--busbw-sizes",
-        type=_size_range,
-        default=(0, None),
-        metavar="MIN:MAX",
-        help="the sizes --min-busbw applies to, e.g. 1M:1G or 64M: (default: all)",
-    )
-
-
-def _size_range(text: str) -> tuple[int, int | None]:
-    from collectives.sizes import parse_size
-
-    low, sep, high = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError("no ':'")
-        return (parse_size(low) if low else 0, parse_size(high) if high else None)
-    except ValueError:
-        message = f"{text!r} is not a size range; allowed: MIN:MAX such as 1M:1G, 64M: or :4K"
-        raise argparse.ArgumentTypeError(message) from None
-
-
-def thresholds(args: argparse.Namespace) -> Thresholds:
-    low, high = args.busbw_sizes
-    return Thresholds(min_busbw=args.min_busbw, min_size=low, max_size=high)
-
-
 def held_to_history(args: argparse.Namespace) -> Render:
     """The outcome printed, then (with --against-history) held against the history."""
 
@@ -83,13 +33,6 @@ def held_to_history(args: argparse.Namespace) -> Render:
         return max(print_outcome(outcome, run, fmt), held_against_history(outcome, run, args))
 
     return render
-
-
-def check_tolerance(args: argparse.Namespace) -> None:
-    if getattr(args, "against_history", False):
-        from jobs.inspect.compare import Tolerance
-
-        Tolerance.parse(args.tolerance, [])
 
 
 def held_against_history(outcome: RunOutcome, run: RunDir, args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ import sys
 from jobs.cli import nccl_flags
 from jobs.cli.exit_codes import EXIT_OK
 from jobs.cli.options import add_output_dir_override
-from jobs.cli.outcome import add_output_args, check_tolerance, held_to_history, wait_and_render
+from jobs.cli.outcome import held_to_history, wait_and_render
+from jobs.cli.outcome_args import add_output_args, check_tolerance
 from jobs.config.model import load_config, to_yaml
 from jobs.launchers.registry import detached_launcher, launcher_for
 

@@ -10,17 +10,8 @@ from pathlib import Path
 
 from jobs.cli.exit_codes import EXIT_OK, worst_exit
 from jobs.cli.html_output import add_html_option, history_place, html_target, write_run_html
-from jobs.cli.outcome import (
-    add_output_args,
-    add_wait_args,
-    assess_isolate_run,
-    check_tolerance,
-    held_to_history,
-    hold_if_asked,
-    print_outcome,
-    thresholds,
-    wait_and_render,
-)
+from jobs.cli.outcome import assess_isolate_run, held_to_history, hold_if_asked, print_outcome, wait_and_render
+from jobs.cli.outcome_args import add_output_args, add_wait_args, check_tolerance, thresholds
 from jobs.config.model import ConfigError
 from jobs.inspect.report import assess, read_statuses
 from jobs.launchers.registry import launcher_of
