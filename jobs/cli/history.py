@@ -1,5 +1,5 @@
 """`collbench history`: record run directories, list runs, a figure's trend and baseline per comparable set, a
-node's record, a switch's record, a run's place, prune, export.
+node's record, a switch's record, a run's place, prune, export (ingest, prune and export: history_keep.py).
 No silent answers: a filter that matches nothing says so on stderr, naming the filters, and exits 0; an op
 that is not an op is bad input (exit 2); an op, cluster, fingerprint, host or switch the history has never
 seen is named as such with the ones it knows.
@@ -11,20 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jobs.cli.history_args import history_url, never_seen, open_view, say, say_unmatched, view_filters
+from jobs.cli.history_keep import cmd_export, cmd_ingest, cmd_prune
 from jobs.cli.history_node import add_drift_options, cmd_node_drift, wants_drift
 from jobs.cli.history_rows import Row, csv_text, print_rows
 from jobs.cli.history_trend import cmd_trend
 from jobs.cli.html_output import add_html_option
-from jobs.config.model import ConfigError
-
-if TYPE_CHECKING:
-    pass
 
 SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 SPAN_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -37,7 +33,7 @@ def add_command(commands: Any) -> None:
     views = history.add_subparsers(dest="view", required=True, metavar="VIEW")
     ingest = _view(views, "ingest", "record run directories, sweeps or whole output_dirs not recorded yet")
     ingest.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
-    ingest.set_defaults(handler=_cmd_ingest)
+    ingest.set_defaults(handler=cmd_ingest)
     listing = _view(views, "list", "runs, newest first, filtered")
     _add_filters(listing)
     listing.add_argument("--limit", type=int, default=50, help="at most this many runs (default 50)")
@@ -69,11 +65,11 @@ def add_command(commands: Any) -> None:
     prune.add_argument("--keep-last", type=int, metavar="N", help="keep the newest N runs the filters pick")
     prune.add_argument("--dry-run", action="store_true", help="count what would be removed; remove nothing")
     _add_filters(prune)
-    prune.set_defaults(handler=_cmd_prune)
+    prune.set_defaults(handler=cmd_prune)
     export = _view(views, "export", "the runs the filters pick with every row of theirs, as JSON or CSV", "json")
     export.add_argument("--output", metavar="FILE", type=Path, help="write to FILE (atomically) instead of stdout")
     _add_filters(export)
-    export.set_defaults(handler=_cmd_export)
+    export.set_defaults(handler=cmd_export)
 
 
 def _view(views: Any, name: str, text: str, fmt: str = "table") -> argparse.ArgumentParser:
@@ -113,22 +109,6 @@ def _size(text: str) -> int:
         return parse_size(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _cmd_ingest(args: argparse.Namespace) -> int:
-    from jobs.history.ingest import ingest
-
-    missing = [str(d) for d in args.dirs if not d.exists()]
-    if missing:
-        raise ConfigError(f"history ingest: no such directory: {', '.join(missing)}")
-    with open_view(args) as history:
-        done = ingest(history, args.dirs)
-    for line in done.skipped:
-        print(f"collbench: history: skipped {line}", file=sys.stderr)
-    for line in done.same:
-        print(f"collbench: history: not recorded again: {line}", file=sys.stderr)
-    print(f"{history.where}: {done.line()}")
-    return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -207,50 +187,3 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _show_row(row: Any) -> Row:
     names = ("op", "size", "busbw", "runs", "median", "mad", "allowed", "rank", "percentile", "drop", "verdict")
     return {**{name: getattr(row, name) for name in names}, "against": " ".join(row.against)}
-
-
-def _cmd_prune(args: argparse.Namespace) -> int:
-    from jobs.history.prune import prune
-    from jobs.history.queries import list_runs
-
-    if args.before is None and args.keep_last is None:
-        raise ConfigError("history prune: say which runs go: --before DATE_OR_AGE, --keep-last N, or both")
-    if args.keep_last is not None and args.keep_last < 0:
-        raise ConfigError(f"history prune: --keep-last {args.keep_last}: allowed: 0 or more")
-    filters = view_filters(args)
-    with open_view(args) as history:
-        done = prune(history, filters, args.before, args.keep_last, args.dry_run)
-        if not done.runs and not list_runs(history, filters, 1):
-            say_unmatched(history, args)
-    if args.format == "json":
-        plain = {"dry_run": done.dry_run, "runs": done.runs, "rows": done.rows}
-        print(json.dumps({"format": "collbench-history", "view": "prune", **plain}, indent=1))
-    elif args.format == "csv":
-        print(csv_text([{"run_id": run_id} for run_id in done.runs]), end="")
-    else:
-        for run_id in done.runs:
-            print(f"{'would remove' if done.dry_run else 'removed'} {run_id}")
-        print(f"{history.where}: {done.line()}")
-    return 0
-
-
-def _cmd_export(args: argparse.Namespace) -> int:
-    from jobs.history.export import export_runs, to_csv, to_json
-
-    filters = view_filters(args)
-    with open_view(args) as history:
-        runs = export_runs(history, filters)
-        if not runs:
-            say_unmatched(history, args)
-    text = to_json(runs) if args.format == "json" else to_csv(runs)
-    if args.output is None:
-        print(text, end="")
-        return 0
-    from jobs.rundir.writing import write_atomic
-
-    try:
-        write_atomic(args.output, text.encode())
-    except OSError as error:
-        raise ConfigError(f"history export: --output {args.output}: {error.strerror or error}") from None
-    print(f"collbench: {len(runs)} run(s) written to {args.output}", file=sys.stderr)
-    return 0
