@@ -15,8 +15,10 @@ NOT_IN_FINGERPRINT = ("output_dir", "history", "drain", "nodes", "ranks")
 count and the world size): two runs that differ only in these share a fingerprint."""
 SLURM_NOT_IN_FINGERPRINT = ("exclude", "nodelist", "job_name")
 ISOLATE_NOT_IN_FINGERPRINT = ("from_history", "expected_from")
-CHECK_NOT_IN_FINGERPRINT = ("node_keep_run", "node_record")
-"""Keys added after runs were recorded that change nothing measured: left out, so those runs still compare."""
+CHECK_NOT_IN_FINGERPRINT = ("node_keep_run", "node_record", "confirm_rounds")
+"""Keys added after runs were recorded that change nothing measured: left out, so those runs still compare.
+check.confirm_rounds does change a check's rounds, but a check's config carries it as isolate.confirm_rounds
+(check_setup.check_config sets one from the other), which the fingerprint holds."""
 JUDGED_NOT_MEASURED = {"expected_busbw": 0.0}
 """isolate keys that set what the pairs are judged against, not what they measure: held at their defaults, so
 a run whose level came from the history (it moves with every healthy run) compares with the runs before it,
