@@ -12,6 +12,7 @@ import msgspec
 
 from jobs.config.exit_codes import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.config.isolate_settings import IsolateSettings
+from jobs.config.tasks import CHECK_PLAN_MODE
 from jobs.inspect.findings import run_findings
 from jobs.inspect.grain_lines import Grains, fill_record
 from jobs.inspect.report import RunOutcome
@@ -223,7 +224,7 @@ def _as_planned(settings: IsolateSettings, plan: IsolatePlan | None) -> IsolateS
     before they were recorded measured nothing again."""
     if plan is not None and plan.confirm_rounds is not None:
         return replace(settings, confirm_rounds=plan.confirm_rounds)
-    if plan is not None and plan.mode == "check":
+    if plan is not None and plan.mode == CHECK_PLAN_MODE:
         return replace(settings, confirm_rounds=0)
     return settings
 

@@ -47,9 +47,11 @@ RAILS = [
 ]
 """Two ranks a node, one a rail, each rail's groups bound to its own interface (rails.aligned auto: on); one
 size, each figure over a second (test_isolate_slurm.STEADY: twelve ranks share two cores)."""
-RATE = "100mbit"
-"""A slowed link: 40 times under a healthy pair here (about 4 Gbit/s), well under the testcluster config's
-tolerance (a fifth of the level), and five times quicker to measure than 20 Mbit/s."""
+RATE = "25mbit"
+"""A slowed link: under about a twentieth of a healthy pair even when this machine is loaded. Quiet, a healthy
+pair runs about 4 Gbit/s here; with the suite beside a benchmark on the two cores, 0.3-1.3 Gbit/s, and a node
+slowed to 100 Mbit/s read 0.21 of the level, over the testcluster config's threshold (a fifth of it), and was
+not named. At 25 Mbit/s it stays 12-50 times under, and a 1M all_reduce through it still ends in its round."""
 
 
 def isolate_on_rails(cluster: SlurmCluster, workdir: Path, *more: str) -> tuple[CommandResult, Path, float]:
