@@ -47,11 +47,15 @@ RAILS = [
 ]
 """Two ranks a node, one a rail, each rail's groups bound to its own interface (rails.aligned auto: on); one
 size, each figure over a second (test_isolate_slurm.STEADY: twelve ranks share two cores)."""
-RATE = "25mbit"
-"""A slowed link: under about a twentieth of a healthy pair even when this machine is loaded. Quiet, a healthy
-pair runs about 4 Gbit/s here; with the suite beside a benchmark on the two cores, 0.3-1.3 Gbit/s, and a node
-slowed to 100 Mbit/s read 0.21 of the level, over the testcluster config's threshold (a fifth of it), and was
-not named. At 25 Mbit/s it stays 12-50 times under, and a 1M all_reduce through it still ends in its round."""
+RATE = "100mbit"
+"""A slowed rail or uplink: 40 times under a healthy pair here (about 4 Gbit/s), well under the testcluster
+config's tolerance (a fifth of the level), and five times quicker to measure than 20 Mbit/s. At 25 Mbit/s the
+rail of n2 and the uplink on the other rail made a switch link on every rail as likely as the uplink on its own
+rail (margin -17, inconclusive), once in two runs."""
+NODE_RATE = "25mbit"
+"""A slowed whole node: quiet, a healthy pair runs about 4 Gbit/s here; with the suite beside a benchmark on the
+two cores, 0.3-1.3 Gbit/s, and a node slowed to 100 Mbit/s read 0.21 of the level, over the threshold (a fifth),
+and was not named. At 25 Mbit/s it stays 12-50 times under."""
 
 
 def isolate_on_rails(cluster: SlurmCluster, workdir: Path, *more: str) -> tuple[CommandResult, Path, float]:
@@ -73,7 +77,7 @@ RAIL_AND_UPLINK = "one rail of one node, and a leaf's uplink on the other rail"
 FAULTS: dict[str, Any] = {
     "healthy": lambda: [],
     RAIL_AND_UPLINK: lambda: [slowed_rail("n2", 1, RATE), slowed_uplink(0, RATE)],
-    "a whole node": lambda: [slowed_node("n5", RATE)],
+    "a whole node": lambda: [slowed_node("n5", NODE_RATE)],
 }
 HEALTHY_BENCH = "bench.max_bytes=512G"
 """A bench section no node could hold (2.7 TB a rank): isolate measures its own op and sizes, and only those
