@@ -144,12 +144,6 @@ def _swapped_clean(group: list[int], other: list[int], i: int, k: int, clean: Ca
     return clean(mine) and clean(theirs)
 
 
-def check_rounds(n: int, pair_rounds: int, confirm_rounds: int) -> int:
-    """The rounds the budget is cut over: the plan's, then as many confirming rounds as may follow (none at 2
-    nodes, whose one round is the only pair)."""
-    return len(check_plan(n, pair_rounds, seed=0)) + (confirm_rounds if n > 2 else 0)
-
-
 @dataclass(frozen=True, slots=True)
 class PlanCost:
     nodes: int
@@ -163,8 +157,14 @@ class PlanCost:
 
 def plan_cost(n: int, pair_rounds: int, leaves: Sequence[str | None] = (), confirm_rounds: int = 0) -> PlanCost:
     plan = check_plan(n, pair_rounds, seed=0, leaves=leaves)
-    again = confirm_rounds if n > 2 else 0
+    again = confirm_rounds if n > 2 else 0  # at 2 nodes the one round is the only pair
     return PlanCost(n, len(plan), sum(len(groups) for groups in plan), again)
+
+
+def check_rounds(n: int, pair_rounds: int, confirm_rounds: int) -> int:
+    """The rounds the budget is cut over: the plan's, then as many confirming rounds as may follow."""
+    cost = plan_cost(n, pair_rounds, confirm_rounds=confirm_rounds)
+    return cost.rounds + cost.confirm_rounds
 
 
 @dataclass(frozen=True, slots=True)
