@@ -44,27 +44,24 @@ def _bisect(settings: IsolateSettings, n: int, leaves: Sequence[str | None], mea
     return Bisect(n, tolerance=settings.tolerance, expected_busbw=settings.expected_busbw)
 
 
-def _check(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
-    """check's fixed rounds, then its suspects measured again (check.confirm_rounds), as pairs and random's."""
-    known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
-    plan = check_plan(n, settings.rounds, settings.seed, leaves)
-    return ConfirmedPlan(
-        plan, settings.tolerance, settings.expected_busbw, settings.confirm_rounds, measured, known or None, WHOLE_ROUND
-    )
+PlanOf = Callable[[IsolateSettings, int, Sequence[str | None]], list[Round]]
+"""(settings, node count, each node's leaf) -> the rounds known in advance."""
 
 
-def _confirmed(plan_of: Callable[[IsolateSettings, int], list[Round]]) -> PlannerFor:
-    """A planner of `plan_of`'s rounds whose would-be bad links are measured again."""
+def _confirmed(plan_of: PlanOf, whole_round: int = 0) -> PlannerFor:
+    """A planner of `plan_of`'s rounds whose suspects are measured again after them (pairs, random and check;
+    `whole_round`: the plan's round of every node, check's, which no suspect is judged from)."""
 
     def planner(settings: IsolateSettings, n: int, leaves: Sequence[str | None], measured: list[Measured]) -> Planner:
         known = {node: leaf for node, leaf in enumerate(leaves) if leaf is not None}
         return ConfirmedPlan(
-            plan_of(settings, n),
+            plan_of(settings, n, leaves),
             settings.tolerance,
             settings.expected_busbw,
             settings.confirm_rounds,
             measured,
             known or None,
+            whole_round,
         )
 
     return planner
@@ -73,9 +70,9 @@ def _confirmed(plan_of: Callable[[IsolateSettings, int], list[Round]]) -> Planne
 PlannerFor = Callable[[IsolateSettings, int, Sequence[str | None], list[Measured]], Planner]
 PLANNERS: dict[str, PlannerFor] = {
     "bisect": _bisect,
-    "check": _check,
-    "random": _confirmed(lambda settings, n: random_plan(n, settings.rounds, settings.seed)),
-    "pairs": _confirmed(lambda settings, n: pairs_plan(n)),
+    "check": _confirmed(lambda settings, n, leaves: check_plan(n, settings.rounds, settings.seed, leaves), WHOLE_ROUND),
+    "random": _confirmed(lambda settings, n, leaves: random_plan(n, settings.rounds, settings.seed)),
+    "pairs": _confirmed(lambda settings, n, leaves: pairs_plan(n)),
 }
 """isolate.mode, resolved (auto is pairs or random) -> its planner."""
 
