@@ -26,7 +26,7 @@ from jobs.rundir.layout import RunDir
 
 if TYPE_CHECKING:
     from jobs.history.gather import RunRecord
-    from jobs.history.node_check import NodeVerdict, Said
+    from jobs.history.node_check import HostCheck, Said
     from jobs.isolate.reasons import Code
 
 CANCEL_WAIT_S = 15.0
@@ -84,9 +84,9 @@ def check_node(
         said, line, code = _one_line(host, outcome(), cfg, time.monotonic() - started, ran_out)
         print(f"{line}; run kept in {run.path}" if keep else line, flush=True)
         if records:
-            from jobs.history.node_check import NodeVerdict
+            from jobs.history.node_check import HostCheck
 
-            record = _gathered(run, NodeVerdict(host, said, line, code), outcome)  # before the scratch goes
+            record = _gathered(run, HostCheck(host, said, line, code), outcome)  # before the scratch goes
         if said != "UNKNOWN":
             from jobs.cli.drains import act_on_verdict
             from jobs.isolate.reasons import Finding
@@ -94,9 +94,9 @@ def check_node(
             findings = [Finding(host, code, line)] if code is not None else []
             act_on_verdict(cfg, run if keep else None, cfg.task, findings, [host] if said == "OK" else [], show)
     if record is not None:
-        from jobs.history.node_check import NodeVerdict, record_node_check
+        from jobs.history.node_check import HostCheck, record_node_check
 
-        record_node_check(cfg, record, NodeVerdict(host, said, line, code))
+        record_node_check(cfg, record, HostCheck(host, said, line, code))
     return EXIT_OF[said]
 
 
@@ -141,7 +141,7 @@ def _measure(cfg: Config, started: float) -> tuple[RunDir, bool]:
     return run, ran_out
 
 
-def _gathered(run: RunDir, verdict: NodeVerdict, outcome_of: Callable[[], RunOutcome]) -> RunRecord | None:
+def _gathered(run: RunDir, verdict: HostCheck, outcome_of: Callable[[], RunOutcome]) -> RunRecord | None:
     """The check's history record, gathered from its run directory; None (one line said) when the run cannot
     be read: the verdict stands."""
     from jobs.history.gather import NotEnded

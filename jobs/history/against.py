@@ -32,7 +32,7 @@ Key = tuple[str, int]
 """(op, requested size)."""
 Past = Sequence[tuple[str, float]]
 """(run id, busbw) of the healthy runs before, oldest first."""
-Verdict = Literal["ok", "faster", "REGRESSION", "too little history"]
+HistoryChange = Literal["ok", "faster", "REGRESSION", "too little history"]
 
 
 def median_mad(values: Sequence[float]) -> tuple[float, float]:
@@ -60,7 +60,7 @@ class RowVerdict:
     """Of those runs, the share (%) this one beats or equals."""
     against: tuple[str, ...] = ()
     """The run ids of the baseline, oldest first."""
-    verdict: Verdict = "too little history"
+    verdict: HistoryChange = "too little history"
     latency_bound: bool = False
     """Its size is latency-bound in the run (its time under LATENCY_FACTOR x its op's fastest): the latency
     tolerance applies."""
@@ -166,7 +166,7 @@ def judge(
         centre, mad = median_mad(values)
         fraction = max(tolerance(size), latency if (op, size) in bound else 0.0)
         allowed = max(fraction * centre, mads * SIGMA_PER_MAD * mad)
-        verdict: Verdict = "ok"
+        verdict: HistoryChange = "ok"
         if busbw < centre - allowed:
             verdict = "REGRESSION"
         elif busbw > centre + allowed:

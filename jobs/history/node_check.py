@@ -40,7 +40,7 @@ Said = Literal["OK", "FAIL", "UNKNOWN"]
 
 
 @dataclass(frozen=True, slots=True)
-class NodeVerdict:
+class HostCheck:
     """What check --node said of its host, and the one line it printed: OK; FAIL (the host is to blame, the
     line says why); UNKNOWN (nothing was measured: not a pass, but nothing against the host either)."""
 
@@ -55,9 +55,7 @@ class NodeVerdict:
         return self.said == "OK"
 
 
-def node_check_record(
-    run: RunDir, verdict: NodeVerdict, outcome_of: Callable[[], RunOutcome] | None = None
-) -> RunRecord:
+def node_check_record(run: RunDir, verdict: HostCheck, outcome_of: Callable[[], RunOutcome] | None = None) -> RunRecord:
     """The check's run as the history keeps it: gathered as any run (jobs.history.gather), then told as the
     check it is. Gather it before its scratch directory is removed."""
     record = gather(run, outcome_of=outcome_of)
@@ -79,7 +77,7 @@ def _problems(line: str, gathered: list[Row]) -> list[Row]:
     return [{"seq": seq, "line": text} for seq, text in enumerate(lines)]
 
 
-def _hosts(gathered: list[Row], verdict: NodeVerdict, world_size: int) -> list[Row]:
+def _hosts(gathered: list[Row], verdict: HostCheck, world_size: int) -> list[Row]:
     """The run's hosts rows with a row for the checked host (its ranks may never have started); on a FAIL
     every one of its ranks blamed, the line as the cause, so `history node` lists it as a failure."""
     rows = [{**HOST_DEFAULTS, **row} for row in gathered]
@@ -106,7 +104,7 @@ def passed_recently(history: History, cluster: str, host: str, since: float) -> 
         return connection.execute(query).first() is not None
 
 
-def write_node_check(history: History, record: RunRecord, verdict: NodeVerdict, policy: NodeRecord) -> bool:
+def write_node_check(history: History, record: RunRecord, verdict: HostCheck, policy: NodeRecord) -> bool:
     """Write the check's record as check.node_record says: True if written. daily: a passing check only
     when the host has no passing check in the last DAY_S before it; a check that did not pass always."""
     if policy == "never":
@@ -122,9 +120,7 @@ def _stderr(line: str) -> None:
     print(f"collbench: {line}", file=sys.stderr, flush=True)
 
 
-def record_node_check(
-    cfg: Config, record: RunRecord, verdict: NodeVerdict, say: Callable[[str], None] = _stderr
-) -> bool:
+def record_node_check(cfg: Config, record: RunRecord, verdict: HostCheck, say: Callable[[str], None] = _stderr) -> bool:
     """Record the check in the history `cfg` names, as its check.node_record says; never raises for the
     history's sake: a history that cannot be reached costs one line (a prolog must not fail a job because
     a database is down). True if written."""

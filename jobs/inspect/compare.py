@@ -102,7 +102,7 @@ class Tolerance:
         return f"{self.default:.0%}" + (f" ({', '.join(bands)})" if bands else "")
 
 
-Verdict = Literal["ok", "faster", "REGRESSION", "INCOMPLETE"]
+RowChange = Literal["ok", "faster", "REGRESSION", "INCOMPLETE"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +144,7 @@ class ComparedRow:
         return float("inf") if self.cand_busbw > 0 else 1.0
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> RowChange:
         if self.incomplete:
             return "INCOMPLETE"
         if self.ratio < 1 - self.band:

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from jobs.inspect.compare import ComparedRow, Comparison
+from jobs.inspect.html.banner import Banner, Command, banner
 from jobs.inspect.html.curves import Points, busbw_plot
 from jobs.inspect.html.pages import render
-from jobs.inspect.html.verdict import Command, Verdict, verdict
 
 
 @dataclass(frozen=True, slots=True)
 class ComparePage:
     title: str
-    verdict: Verdict
+    verdict: Banner
     command: Command
     comparison: Comparison
     curves: Markup | None
@@ -37,7 +37,7 @@ def render_compare_page(
         headline = f"REGRESSION in {regressions} of {rows} row(s)"
     page = ComparePage(
         title=f"collbench compare {names[0]} {names[1]}",
-        verdict=verdict(headline, exit_code, "compare", lines),
+        verdict=banner(headline, exit_code, "compare", lines),
         command=Command(command, f"tolerance {tolerance}"),
         comparison=comparison,
         curves=busbw_plot(compare_curves(comparison.rows, names), f"baseline {names[0]}, candidate {names[1]}"),

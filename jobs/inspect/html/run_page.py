@@ -11,13 +11,13 @@ from markupsafe import Markup
 
 from jobs.config.exit_codes import EXIT_INCONCLUSIVE
 from jobs.inspect.check_verdict import CheckOutcome, assess_check
+from jobs.inspect.html.banner import Banner, Command, banner, run_command
 from jobs.inspect.html.curves import busbw_plot, op_curves
 from jobs.inspect.html.log_links import Logs, log_links
 from jobs.inspect.html.pages import render
 from jobs.inspect.html.pair_sections import PairSection, pair_section
 from jobs.inspect.html.plain import HistoryPlace
 from jobs.inspect.html.tables import ResultsTable, results_tables
-from jobs.inspect.html.verdict import Command, Verdict, run_command, verdict
 from jobs.inspect.isolate_verdict import IsolateOutcome, assess_isolate
 from jobs.inspect.report import RunOutcome, sweep_header
 from jobs.rundir.layout import RunDir
@@ -29,7 +29,7 @@ HOSTS_OPEN_UP_TO = 64
 @dataclass(frozen=True, slots=True)
 class RunPage:
     title: str
-    verdict: Verdict
+    verdict: Banner
     command: Command
     tables: list[ResultsTable]
     curves: Markup | None
@@ -82,7 +82,7 @@ def _kind(outcome: RunOutcome) -> str:
     return outcome.config.spec.page_kind
 
 
-def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, history: HistoryPlace | None) -> Verdict:
+def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, history: HistoryPlace | None) -> Banner:
     kind = _kind(outcome)
     lines = [f"FAILED: {problem}" for problem in outcome.problems]
     if outcome.analysis is not None:
@@ -91,9 +91,9 @@ def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, his
         lines += history.regressions
     if pairs is not None:
         named = [f"{f.host}: {f.code}, {f.figure}" for f in pairs.findings]
-        return verdict(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)
+        return banner(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)
     headline = "PASSED" if exit_code == 0 else f"FAILED: {lines[0]}" if lines else "FAILED"
-    return verdict(headline.replace("FAILED: FAILED: ", "FAILED: "), exit_code, kind, lines)
+    return banner(headline.replace("FAILED: FAILED: ", "FAILED: "), exit_code, kind, lines)
 
 
 def _pairs_headline(kind: str, exit_code: int, pairs: PairSection) -> str:

@@ -11,10 +11,10 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from jobs.inspect.html.banner import Banner, Command, banner
 from jobs.inspect.html.curves import Points, busbw_plot
 from jobs.inspect.html.pages import render
 from jobs.inspect.html.tables import Cell
-from jobs.inspect.html.verdict import Command, Verdict, verdict
 from jobs.inspect.scale import NodeOutcome, OpScaling, ScaleReport
 from jobs.rundir.records.sweep import SweepMeta
 
@@ -37,7 +37,7 @@ class RunLink:
 @dataclass(frozen=True, slots=True)
 class SweepPage:
     title: str
-    verdict: Verdict
+    verdict: Banner
     command: Command
     tables: list[ScalingTable]
     curves: Markup | None
@@ -50,7 +50,7 @@ def render_sweep_page(report: ScaleReport, meta: SweepMeta, sweep_path: Path, ex
     headline = "every node count COMPLETED" if report.complete else f"FAILED: {failed[0]}"
     page = SweepPage(
         title=f"collbench scale {report.sweep_id}",
-        verdict=verdict(headline, exit_code, "sweep", failed),
+        verdict=banner(headline, exit_code, "sweep", failed),
         command=sweep_command(meta),
         tables=[scaling_table(op) for op in report.ops],
         curves=busbw_plot(sweep_curves(report), f"collbench scale {report.sweep_id}"),

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from jobs.inspect.html.banner import Banner, Command, banner
 from jobs.inspect.html.curves import trend_plot
 from jobs.inspect.html.pages import render
 from jobs.inspect.html.plain import TrendLine
-from jobs.inspect.html.verdict import Command, Verdict, verdict
 
 
 @dataclass(frozen=True, slots=True)
 class TrendPage:
     title: str
-    verdict: Verdict
+    verdict: Banner
     command: Command
     lines: list[TrendLine]
     figure: str
@@ -38,7 +38,7 @@ def render_trend_page(lines: list[TrendLine], what: str, figure: str, command: s
     headline = f"{runs} run(s) in {len(lines)} comparable set(s)" if lines else "no run matches"
     page = TrendPage(
         title=f"collbench history trend {what}",
-        verdict=verdict(headline, 0, "trend", below),
+        verdict=banner(headline, 0, "trend", below),
         command=Command(command),
         lines=lines,
         figure=figure,

@@ -23,7 +23,7 @@ from jobs.history.node_check import (
     DAY_S,
     NODE_CHECK_TASK,
     NOT_A_BASELINE,
-    NodeVerdict,
+    HostCheck,
     Said,
     node_check_record,
     record_node_check,
@@ -33,11 +33,11 @@ from jobs.rundir.layout import RunDir
 from tests.conftest import collbench
 from tests.jobs.rundir import synthetic
 
-OK = NodeVerdict("vm", "OK", "OK vm: all_reduce over 2 local rank(s), busbw 0.5 GB/s, 3.1 s")
-FAIL = NodeVerdict(
+OK = HostCheck("vm", "OK", "OK vm: all_reduce over 2 local rank(s), busbw 0.5 GB/s, 3.1 s")
+FAIL = HostCheck(
     "vm", "FAIL", "FAIL vm: all_reduce over 2 local rank(s) reached 0.5 GB/s, under check.local_min_busbw 9"
 )
-UNKNOWN = NodeVerdict("vm", "UNKNOWN", "UNKNOWN vm: nothing measured; drain nothing for it")
+UNKNOWN = HostCheck("vm", "UNKNOWN", "UNKNOWN vm: nothing measured; drain nothing for it")
 
 
 def _run_on(tmp_path: Path, host: str) -> RunDir:
@@ -49,7 +49,7 @@ def _run_on(tmp_path: Path, host: str) -> RunDir:
     return run
 
 
-def _record(tmp_path: Path, verdict: NodeVerdict, hours_later: float = 0.0, **run: Any) -> RunRecord:
+def _record(tmp_path: Path, verdict: HostCheck, hours_later: float = 0.0, **run: Any) -> RunRecord:
     """A finished run on the verdict's host, gathered as the check `verdict` said, `hours_later`."""
     record = node_check_record(_run_on(tmp_path, verdict.host), verdict)
     record.run["started"] += hours_later * 3600
@@ -101,7 +101,7 @@ def test_a_node_whose_ranks_never_started_still_has_its_host_row(tmp_path: Path)
     for rank in range(2):
         run.rank_status(rank).unlink()
     finish_run(run, job_over=True)  # as the local launcher's wait ends it when its controller has gone
-    failed = NodeVerdict("n7", "FAIL", "FAIL n7: all_reduce over 2 local rank(s) did not finish within 10 s")
+    failed = HostCheck("n7", "FAIL", "FAIL n7: all_reduce over 2 local rank(s) did not finish within 10 s")
     record = node_check_record(run, failed)
     assert [(h["host"], h["ranks"], h["blamed_ranks"], h["cause"]) for h in record.children["hosts"]] == [
         ("n7", 2, 2, failed.line)
@@ -120,7 +120,7 @@ def test_daily_records_a_pass_once_a_day_per_host_and_cluster_and_every_failure(
                    for record, record_verdict in zip(failed, (FAIL, FAIL, UNKNOWN), strict=True))  # fmt: skip
         elsewhere = _record(tmp_path, OK, hours_later=1, cluster="prod")
         assert write_node_check(history, elsewhere, OK, "daily"), "another cluster's vm is another node"
-        n2 = NodeVerdict("n2", "OK", OK.line.replace("vm", "n2"))
+        n2 = HostCheck("n2", "OK", OK.line.replace("vm", "n2"))
         assert write_node_check(history, _record(tmp_path, n2, hours_later=1), n2, "daily")
         next_day = _record(tmp_path, OK, hours_later=DAY_S / 3600 + 0.1)
         assert write_node_check(history, next_day, OK, "daily")

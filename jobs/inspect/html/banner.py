@@ -37,7 +37,7 @@ EXIT_WORDS: dict[str, dict[int, str]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Banner:
     headline: str
     exit_code: int
     kind: str
@@ -59,9 +59,9 @@ class Verdict:
         return EXIT_WORDS[self.kind].get(self.exit_code, "see the lines below")
 
 
-def verdict(headline: str, exit_code: int, kind: str, lines: Sequence[str] = ()) -> Verdict:
+def banner(headline: str, exit_code: int, kind: str, lines: Sequence[str] = ()) -> Banner:
     shown = list(lines)
-    return Verdict(headline, exit_code, kind, shown[:LINES_SHOWN], max(0, len(shown) - LINES_SHOWN))
+    return Banner(headline, exit_code, kind, shown[:LINES_SHOWN], max(0, len(shown) - LINES_SHOWN))
 
 
 @dataclass(frozen=True, slots=True)
