@@ -117,6 +117,18 @@ def _cluster_is_up() -> bool:
     return Path(f"/proc/{pid_file.read_text().strip()}").exists()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test on the Slurm cluster is marked `slurm`: `python -m tests` runs the marked ones in a stream of their
+    own, and an unmarked one would start the cluster a second time beside them (tests/__main__.py)."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "slurm_cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("slurm") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(f"uses the Slurm cluster but is not marked slurm: {', '.join(unmarked)}")
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Any:
     """The project's real multi-node Slurm cluster; started here and stopped after, unless it was already up."""

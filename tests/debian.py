@@ -3,23 +3,39 @@ install them; elsewhere a test that needs them is skipped, except in CI, where i
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pytest
+
+APT_LOCK = "/var/lock/collbench-apt.lock"
+"""Held around every apt-get of the suite's (tests/cluster/up.sh takes it with flock(1)): the suite's two
+streams (tests/__main__.py) may install at the same moment, and a second apt-get beside one running fails on
+dpkg's own lock instead of waiting."""
+
+
+@contextmanager
+def apt_lock() -> Iterator[None]:
+    with open(APT_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def install(packages: Sequence[str]) -> None:
     """apt-get install `packages` (without recommends), updating the lists first only when that fails."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     command = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]
-    if subprocess.run(command, env=env, capture_output=True, check=False).returncode != 0:
+    with apt_lock():
+        if subprocess.run(command, env=env, capture_output=True, check=False).returncode == 0:
+            return
         subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            pytest.fail(f"apt-get install {' '.join(packages)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    if done.returncode != 0:
+        pytest.fail(f"apt-get install {' '.join(packages)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
 
 
 def need_tools(tools: Sequence[str], packages: Sequence[str], what: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,11 +44,9 @@ def cannot_run_browser() -> str | None:
 def install_chromium() -> None:
     if Path(EXECUTABLE).exists():
         return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    command = ["apt-get", "install", "-y", "-q", "--no-install-recommends", PACKAGE]
-    if subprocess.run(command, env=env, capture_output=True).returncode:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=True)
-        subprocess.run(command, env=env, capture_output=True, check=True)
+    from tests.debian import install
+
+    install([PACKAGE])
     assert Path(EXECUTABLE).exists(), f"apt-get installed {PACKAGE}, but there is no {EXECUTABLE}"
 
 

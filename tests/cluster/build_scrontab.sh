@@ -15,8 +15,8 @@ LIBDIR=$(dirname "$(dpkg -L libslurm38 2>/dev/null | grep -m1 '/slurm-wlm/libslu
 [ -f "$LIBDIR/libslurmfull.so" ] || { echo "build_scrontab: no libslurmfull.so (is slurm-client installed?)" >&2; exit 1; }
 missing=$(for p in gcc libc6-dev binutils; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done | xargs)
 if [ -n "$missing" ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null; }
+  DEBIAN_FRONTEND=noninteractive flock /var/lock/collbench-apt.lock apt-get install -y -q $missing >/dev/null 2>&1 \
+    || { flock /var/lock/collbench-apt.lock apt-get update -q >/dev/null 2>&1; DEBIAN_FRONTEND=noninteractive flock /var/lock/collbench-apt.lock apt-get install -y -q $missing >/dev/null; }
 fi
 
 version=$(dpkg-query -W -f='${Version}' slurm-client)

@@ -39,15 +39,16 @@ waitfor() { # waitfor SECONDS CMD...
 mkdir -p "$LAB"
 
 # ---- 1. Debian packages (Slurm 22.05, munge, slurmdbd + the MariaDB server core)
+APT_LOCK=/var/lock/collbench-apt.lock  # tests/debian.py APT_LOCK: the suite's other stream may be installing too
 PKGS="slurmctld slurmd slurm-client munge slurmdbd mariadb-server-core mariadb-client-core iproute2 util-linux iputils-ping"
 missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done | xargs)
 if [ -n "$missing" ]; then
   [ "$INSTALL" = 1 ] || { echo "missing Debian packages: $missing" >&2; exit 1; }
   say "apt-get install $missing"
   export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q $missing > "$LAB/apt.log" 2>&1; then
-    apt-get update -q >> "$LAB/apt.log" 2>&1
-    apt-get install -y -q $missing >> "$LAB/apt.log" 2>&1 || { tail -20 "$LAB/apt.log" >&2; exit 1; }
+  if ! flock "$APT_LOCK" apt-get install -y -q $missing > "$LAB/apt.log" 2>&1; then
+    flock "$APT_LOCK" apt-get update -q >> "$LAB/apt.log" 2>&1
+    flock "$APT_LOCK" apt-get install -y -q $missing >> "$LAB/apt.log" 2>&1 || { tail -20 "$LAB/apt.log" >&2; exit 1; }
   fi
 fi
 say "packages ok ($(slurmd -V))"

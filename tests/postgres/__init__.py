@@ -37,10 +37,9 @@ def cannot_run_postgres() -> str | None:
 
 
 def _install() -> Path:
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if subprocess.run(["apt-get", "install", "-y", "-q", PACKAGE], env=env, capture_output=True).returncode:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=True)
-        subprocess.run(["apt-get", "install", "-y", "-q", PACKAGE], env=env, capture_output=True, check=True)
+    from tests.debian import install
+
+    install([PACKAGE])
     found = _bin_dir()
     assert found is not None, "apt-get installed postgresql, but no initdb under /usr/lib/postgresql"
     return found
