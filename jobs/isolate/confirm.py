@@ -9,17 +9,35 @@ itself; then every pair measured once under the threshold, slowest first (under 
 too little to suspect, and measuring again costs less than guessing). They are asked for again before each
 confirming round: a pair above the threshold before may be under it now.
 
+Under wide noise a confirming round also measures longer: isolate's, up to LONGEST times the plan's iterations
+(`longer`); check's never, it keeps its budget.
+
 What was never measured again stays inconclusive (a node or rail, a switch link) or unconfirmed (a link): named
 neither bad nor healthy, drained by nothing."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.plan import Group, Round
 from jobs.isolate.verdict import Measured
+
+LONGEST = 4
+"""The most times longer than the plan's rounds an isolate confirming round measures: 4 halves the spread of
+its figures where the noise changes faster than a round lasts (other jobs' bursts, adaptive routing)."""
+
+
+def longer(noise: float, tolerance: float, longest: int = LONGEST) -> int:
+    """How many times the plan's iterations a confirming round measures, by the spread the run measured (one
+    standard deviation over the level): a figure over n times the iterations spreads about sqrt(n) times less,
+    so n = (noise / (tolerance / 2))^2 brings it to the half tolerance the threshold is chosen for (the verdict's
+    noise note); 1 where the spread is that narrow already, at most `longest`."""
+    if noise <= 0 or tolerance <= 0:
+        return 1
+    return max(1, min(longest, math.ceil((2 * noise / tolerance) ** 2 - 1e-9)))
 
 
 @dataclass(slots=True)
@@ -33,7 +51,11 @@ class ConfirmedPlan:
     leaves: Mapping[int, str] | None = None
     whole_round: int = 0
     """The plan's round that holds every node (check's), which no suspect is judged from (0: none)."""
+    longest: int = LONGEST
+    """The most times longer a confirming round measures than the plan's (1: never longer, check's)."""
     handed_out: int = 0
+    length: int = 1
+    """How many times the plan's iterations the round handed out last measures (`longer`)."""
     again: set[Group] = field(default_factory=set)
     """The pairs measured again already: their last figure is the verdict's."""
 
@@ -44,11 +66,12 @@ class ConfirmedPlan:
         if self.handed_out >= len(self.plan) + self.confirm_rounds:
             return None
         judged = [m for m in self.measured if m.round != self.whole_round]
-        suspects = slow_pairs(judged, self.tolerance, self.expected_busbw, self.leaves, len(self.plan))
+        suspects, noise = suspects_and_noise(judged, self.tolerance, self.expected_busbw, self.leaves, len(self.plan))
         fresh = [pair for pair in suspects if pair not in self.again]
         if not fresh:
             return None
         self.handed_out += 1
+        self.length = longer(noise, self.tolerance, self.longest)
         measured, _ = disjoint(fresh)
         self.again.update(measured)
         return measured
@@ -76,8 +99,19 @@ def slow_pairs(
 ) -> list[Group]:
     """The pairs to measure again: every suspect of the verdict over what was measured (with confirmation, so
     that nothing is named on figures from the plan alone), as the module's docstring says."""
+    return suspects_and_noise(measured, tolerance, expected_busbw, leaves, planned)[0]
+
+
+def suspects_and_noise(
+    measured: list[Measured],
+    tolerance: float,
+    expected_busbw: float,
+    leaves: Mapping[int, str] | None,
+    planned: int | None = None,
+) -> tuple[list[Group], float]:
+    """slow_pairs, and the spread the verdict measured (one standard deviation over the level)."""
     if not measured:
-        return []
+        return [], 0.0
     last = planned if planned is not None else max(m.round for m in measured)
     verdict = judge_fabric(measured, tolerance, expected_busbw, leaves or None, confirming=True, planned_rounds=last)
     links = [(link.rail, link.nodes) for link in verdict.unconfirmed]
@@ -101,7 +135,7 @@ def slow_pairs(
     for pair in _under(measured, slow):
         if not named & set(pair) and not any(len(side & set(pair)) == 1 for side in sides):
             pairs.append(pair)
-    return list(dict.fromkeys(pairs))
+    return list(dict.fromkeys(pairs)), verdict.noise
 
 
 def _under(measured: list[Measured], threshold: float) -> list[Group]:

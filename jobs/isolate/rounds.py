@@ -16,7 +16,7 @@ from collectives.results import SummaryRow
 from jobs.config.isolate_settings import IsolateSettings
 from jobs.isolate.bisect import Bisect
 from jobs.isolate.check_plan import WHOLE_ROUND, check_plan
-from jobs.isolate.confirm import ConfirmedPlan
+from jobs.isolate.confirm import LONGEST, ConfirmedPlan
 from jobs.isolate.plan import Group, Round, pairs_plan, random_plan
 from jobs.isolate.verdict import EVERY_RAIL, Measured
 from slurm.hostlist import BadHostlist, expand_hostlist, readable_hostlist
@@ -62,6 +62,7 @@ def _confirmed(plan_of: PlanOf, whole_round: int = 0) -> PlannerFor:
             measured,
             known or None,
             whole_round,
+            longest=1 if whole_round else LONGEST,  # check's rounds share its budget: never longer
         )
 
     return planner
@@ -144,6 +145,12 @@ class Rounds:
         every node, and would count a bad node's slowness against every other)."""
         whole = self.planner.whole_round if isinstance(self.planner, ConfirmedPlan) else 0
         return [m for m in self.measured if m.round != whole] or self.measured
+
+    @property
+    def length(self) -> int:
+        """How many times the plan's iterations the current round measures (a confirming round under wide
+        noise: jobs.isolate.confirm.longer); 1 for every other."""
+        return self.planner.length if isinstance(self.planner, ConfirmedPlan) else 1
 
     def start(self) -> Round | None:
         """The next round's groups, or None when the plan is done."""

@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -30,6 +30,7 @@ import torch.distributed as dist
 from loguru import logger
 
 from collectives.results import RankResult, summarize
+from collectives.settings import BenchSettings
 from collectives.sweep import OnProgress, RankContext, run_sweep
 from jobs.config.model import Config
 from jobs.isolate.plan import Group
@@ -60,6 +61,8 @@ def run_isolate(
     grouped: set[tuple[int, ...]] = set()
     while (groups := rounds.start()) is not None:
         started = time.time()
+        if rounds.length > 1 and placement.rank == 0:
+            logger.info(f"isolate: round {rounds.round_no} measures {rounds.length}x as long: the spread is wide")
         expanded = [(group, rail, _ranks(ranks_of, group, rail)) for group in groups for rail in rails]
         member = _join_round(expanded, placement.rank, timeout, grouped, _rail_interfaces(cfg))
         mine: list[RankResult] = []
@@ -75,7 +78,7 @@ def run_isolate(
             )
             labelled = _Labelled(placement.rank, rounds, group, rail, ranks, emit)
             deadline = cfg.isolate.round_deadline(started)
-            run_sweep(settings, ctx, labelled, on_progress=on_progress, deadline=deadline)
+            run_sweep(lengthened(settings, rounds.length), ctx, labelled, on_progress=on_progress, deadline=deadline)
             dist.destroy_process_group(process_group)
             mine = labelled.results
         _await_round(cfg.isolate.round_deadline(started), timeout)
@@ -87,6 +90,15 @@ def run_isolate(
             _log_round(run, rounds, groups, figures, time.time() - started)
     logger.info(f"isolate: {rounds.round_no} round(s) in mode {rounds.mode}, rails {rails}")
     return measured
+
+
+def lengthened(settings: BenchSettings, times: int) -> BenchSettings:
+    """`settings` measuring `times` as long: the iterations, or the time budget and its most iterations."""
+    if times <= 1:
+        return settings
+    if settings.time_budget_ms > 0:
+        return replace(settings, time_budget_ms=settings.time_budget_ms * times, max_iters=settings.max_iters * times)
+    return replace(settings, iters=settings.iters * times)
 
 
 class _Labelled:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jobs.config.isolate_settings import IsolateSettings
-from jobs.isolate.confirm import confirming, planned_rounds
+from jobs.isolate.confirm import confirming, longer, planned_rounds
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import unconfirmed_line
 from jobs.isolate.plan import Group, pairs_plan
@@ -151,3 +151,31 @@ def test_two_nodes_slow_on_one_rail_once_are_measured_again_not_named_on_one_fig
     faulty = judged(run_two(slow_again=True))
     assert faulty.bad_rails == [] and not faulty.found
     assert {n for u in faulty.inconclusive for n in u.nodes} == {0, 1}
+
+
+def test_a_confirming_round_measures_longer_as_the_spread_widens_up_to_four_times() -> None:
+    assert [longer(noise, 0.15) for noise in (0.0, 0.05, 0.075, 0.1, 0.2, 0.4)] == [1, 1, 1, 2, 4, 4]
+    assert longer(0.4, 0.15, longest=1) == 1
+
+
+def _noisy(number: int, group: Group) -> float:
+    """A slow pair among figures spread by about 25% (fixed, so the test judges the same figures each time)."""
+    return 0.1 if group == (1, 4) else 10.0 * (1 + ((group[0] * 7 + group[1] * 13 + number * 5) % 9 - 4) / 10)
+
+
+def _lengths(settings: IsolateSettings, figure: Callable[[int, Group], float]) -> list[int]:
+    """Each round's length as the job runs 10 nodes' rounds."""
+    rounds, lengths = Rounds(settings, [f"n{i}" for i in range(1, 11)]), []
+    while (groups := rounds.start()) is not None:
+        lengths.append(rounds.length)
+        assert rounds.finish({rounds.key(g): figure(rounds.round_no, g) for g in groups})
+    return lengths
+
+
+def test_under_wide_noise_isolate_measures_its_suspects_longer_and_check_keeps_its_budget() -> None:
+    quiet = _lengths(ONE_ROUND, lambda number, group: 0.1 if group == (1, 4) else 10.0)
+    assert quiet == [1] * len(quiet) and len(quiet) == len(pairs_plan(10)) + 1, "as long as the plan's rounds"
+    noisy = _lengths(ONE_ROUND, _noisy)
+    assert len(noisy) == len(pairs_plan(10)) + 1 and noisy[:-1] == [1] * (len(noisy) - 1) and noisy[-1] > 1
+    check = _lengths(IsolateSettings(mode="check", rounds=2, confirm_rounds=1), _noisy)
+    assert len(check) == 4 and set(check) == {1}, "check's confirming round shares its budget"

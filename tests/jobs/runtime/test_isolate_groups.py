@@ -12,9 +12,10 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from collectives.settings import BenchSettings
 from jobs.isolate.plan import pairs_plan
 from jobs.launchers.local import free_port
-from jobs.runtime.isolate_rounds import _join_round, round_plan
+from jobs.runtime.isolate_rounds import _join_round, lengthened, round_plan
 
 Planned = list[tuple[tuple[int, ...], int, list[int]]]
 
@@ -92,3 +93,11 @@ def test_gloo_creates_groups_apart_new_ones_by_their_members_alone() -> None:
     grouped.update({(0, 1), (2, 3)})
     again = round_plan([[0, 1], [2, 3]], rank=0, grouped=grouped, splits_the_world=False)
     assert again.created == (((0, 1), False), ((2, 3), False))  # grouped before: every rank, in the same order
+
+
+def test_a_longer_round_multiplies_the_iterations_or_the_time_budget() -> None:
+    counted = BenchSettings(iters=20)
+    assert lengthened(counted, 1) is counted
+    assert lengthened(counted, 3).iters == 60
+    timed = lengthened(BenchSettings(time_budget_ms=1000, max_iters=100), 4)
+    assert (timed.time_budget_ms, timed.max_iters, timed.iters) == (4000, 400, 20)
