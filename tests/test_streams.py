@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.__main__ import NO_TESTS, STREAMS, asks_for_one_run, combined
+from tests.__main__ import NICENESS, NO_TESTS, STREAMS, asks_for_one_run, combined
 
 
 @pytest.mark.parametrize(
@@ -25,8 +25,9 @@ def test_a_path_a_node_id_or_a_marker_asks_for_one_plain_run(argv: list[str], on
     assert asks_for_one_run(argv) is one
 
 
-def test_the_streams_cover_every_test_once() -> None:
+def test_the_streams_cover_every_test_once_and_the_slurm_one_comes_first_for_a_core() -> None:
     assert sorted(STREAMS.values()) == ["not slurm", "slurm"]
+    assert set(NICENESS) == set(STREAMS) and NICENESS["slurm"] < NICENESS["rest"]
 
 
 @pytest.mark.parametrize(

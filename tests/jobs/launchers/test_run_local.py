@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import collbench, read_jsonl
+from tests.conftest import CommandResult, collbench, read_jsonl
 
 pytestmark = pytest.mark.integration
 
@@ -19,6 +19,16 @@ LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+[+-]\d{4} \| \w+ +\| rank=(\d+) 
 
 
 SEED_OPS = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+@pytest.fixture(scope="module")
+def two_ops(tmp_path_factory: pytest.TempPathFactory) -> tuple[CommandResult, Path]:
+    """One run of all_gather and all_reduce that the tests which only read it share, and its working directory
+    (a local run costs about 5 s of CPU here: two ranks importing torch)."""
+    workdir = tmp_path_factory.mktemp("two-ops")
+    result = collbench("run", "bench.ops=[all_gather,all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    return result, workdir
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
@@ -57,9 +67,8 @@ def test_every_op_is_correct_on_every_rank(ranks: int, workdir: Path) -> None:
         assert "deprecat" not in stderr.read_text().lower(), f"a deprecation warning reached {stderr}"
 
 
-def test_in_place_and_out_of_place_are_both_reported(workdir: Path) -> None:
-    result = collbench("run", "bench.ops=[all_gather,all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
-    assert result.returncode == 0, result.stderr
+def test_in_place_and_out_of_place_are_both_reported(two_ops: tuple[CommandResult, Path]) -> None:
+    result, _ = two_ops
     rows = json.loads((result.run_dir() / "summary.json").read_text())["rows"]
     placements = {(r["op"], r["in_place"]) for r in rows}
     assert placements == {("all_gather", False), ("all_gather", True), ("all_reduce", True)}
@@ -89,11 +98,11 @@ def test_a_rank_that_raises_ends_the_run_and_is_named(workdir: Path) -> None:
     assert "failed first: InjectedFault: injected failure on rank 2" in result.stderr
 
 
-def test_runs_never_share_a_directory(workdir: Path) -> None:
-    first = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
+def test_runs_never_share_a_directory(two_ops: tuple[CommandResult, Path]) -> None:
+    first, workdir = two_ops
     second = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir)
-    assert first.returncode == second.returncode == 0
-    assert first.run_dir() != second.run_dir()
+    assert second.returncode == 0
+    assert first.run_dir() != second.run_dir() and first.run_dir().parent == second.run_dir().parent
 
 
 def test_report_rerenders_the_table_from_the_run_directory_alone(workdir: Path) -> None:
@@ -148,8 +157,8 @@ def test_csv_has_one_line_per_row(workdir: Path) -> None:
     assert all(line.startswith("all_gather,") for line in lines[1:])
 
 
-def test_min_busbw_fails_the_run_over_the_sizes_named(workdir: Path) -> None:
-    run = collbench("run", "bench.ops=[all_reduce]", "output_dir=runs", *FAST, cwd=workdir).run_dir()
+def test_min_busbw_fails_the_run_over_the_sizes_named(two_ops: tuple[CommandResult, Path], workdir: Path) -> None:
+    run = two_ops[0].run_dir()
     failing = collbench("report", str(run), "--min-busbw", "1000", "--busbw-sizes", "1K:", cwd=workdir)
     assert failing.returncode == 1
     assert "all_reduce size 1024 in-place: busbw" in failing.stderr and "below --min-busbw 1000" in failing.stderr
