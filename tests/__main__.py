@@ -6,8 +6,9 @@ tests); side by side, about the longer of the two. Each stream is a plain pytest
 session fixtures (the Slurm cluster in one, a PostgreSQL server and Chromium in each), its output kept in a file
 and printed whole when it ends, the quicker first. The exit status is the first stream's that failed.
 
-PYTEST ARGS go to both. With a path, a node id or a -m of its own, it is one plain pytest run: what was asked
-for, nothing split. Plain `pytest` still runs everything in one process, one test after another."""
+PYTEST ARGS go to both (--junitxml=PATH as one file each, PATH with the stream's name). With a path, a node
+id or a -m of its own, it is one plain pytest run: what was asked for, nothing split. Plain `pytest` still runs
+everything in one process, one test after another."""
 
 from __future__ import annotations
 
@@ -58,11 +59,23 @@ def asks_for_one_run(argv: list[str]) -> bool:
     return any(not arg.startswith("-") and ("::" in arg or Path(arg.split("::")[0]).exists()) for arg in argv)
 
 
+def for_stream(argv: list[str], name: str) -> list[str]:
+    """`argv` as stream `name` takes it: a file the two would both write (--junitxml=PATH) gets the stream's name
+    (report.xml: report-slurm.xml)."""
+    taken = []
+    for arg in argv:
+        option, equals, path = arg.partition("=")
+        if equals and option in ("--junitxml", "--junit-xml"):
+            arg = f"{option}={Path(path).with_stem(f'{Path(path).stem}-{name}')}"
+        taken.append(arg)
+    return taken
+
+
 def _start(name: str, marker: str, argv: list[str], logs: Path) -> tuple[subprocess.Popen[bytes], Path]:
     log = logs / f"{name}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-m", marker, *argv],
+            [sys.executable, "-m", "pytest", "-m", marker, *for_stream(argv, name)],
             stdout=out,
             stderr=subprocess.STDOUT,
             preexec_fn=functools.partial(os.nice, NICENESS[name]),

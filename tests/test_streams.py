@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.__main__ import NICENESS, NO_TESTS, STREAMS, asks_for_one_run, combined
+from tests.__main__ import NICENESS, NO_TESTS, STREAMS, asks_for_one_run, combined, for_stream
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,8 @@ def test_the_suite_fails_when_a_stream_fails_and_a_stream_with_nothing_selected_
     codes: dict[str, int], status: int
 ) -> None:
     assert combined(codes) == status
+
+
+def test_a_file_both_streams_would_write_gets_each_stream_s_name() -> None:
+    argv = ["-x", "--junitxml=out/report.xml", "--durations=5"]
+    assert for_stream(argv, "slurm") == ["-x", "--junitxml=out/report-slurm.xml", "--durations=5"]
