@@ -52,6 +52,13 @@ NAMING_MARGIN = math.log(100)
 """nats: the explanation with the fault must beat the best without it by a likelihood ratio of 100."""
 MIN_SIGMA = 0.01
 """The spread assumed at least: no fabric measures a group closer than 1% run to run."""
+FAULT_SPREAD = 0.02
+"""A faulted figure's spread, over the level, at least: the figures of a link 40 times under the level come from
+a few iterations each and spread by a factor of 3 or 4 (0.01 to 0.04 of the level on the test cluster's
+100 Mbit/s uplink), not by the healthy figures' relative spread times their own size (0.004 there). Held to
+that, the uplink's deepest and shallowest figures fitted two faults better than one, and a link on every rail,
+fitted at the shallow ones, came within 4 nats of the uplink on its own rail."""
+"""The spread assumed at least: no fabric measures a group closer than 1% run to run."""
 MIN_PARTNERS = 2
 """A node or rail is named only when it was slow with two partners or more whose slowness nothing else explains."""
 MIN_PARTNERS_NO_TOPOLOGY = 3
@@ -148,7 +155,7 @@ class _Model:
 
     def nll(self, x: Floats, factor: Floats) -> Floats:
         healthy = _normal(x, 1.0, self.sigma)
-        faulted = _normal(x, factor, np.maximum(factor * self.sigma, 1e-6))
+        faulted = _normal(x, factor, np.maximum(factor * self.sigma, FAULT_SPREAD))
         is_fault = factor < 1.0
         mixed = np.where(
             is_fault,

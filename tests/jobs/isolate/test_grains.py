@@ -129,6 +129,30 @@ def test_a_slow_rail_beside_an_uplink_on_the_other_rail_is_both_not_a_link_on_ev
     assert verdict.inconclusive == [] and verdict.bad_nodes == []
 
 
+TEST_CLUSTER_RAIL_AND_UPLINK = [
+    (1, (0, 5), 0, 0.014), (1, (0, 5), 1, 1.103), (1, (1, 4), 0, 0.013), (1, (1, 4), 1, 0.041), (1, (2, 3), 0, 0.016),
+    (1, (2, 3), 1, 0.281), (2, (1, 5), 0, 0.037), (2, (1, 5), 1, 0.039), (2, (0, 2), 0, 0.521), (2, (0, 2), 1, 0.574),
+    (2, (3, 4), 0, 0.403), (2, (3, 4), 1, 0.104), (3, (2, 5), 0, 0.014), (3, (2, 5), 1, 0.631), (3, (1, 3), 0, 0.012),
+    (3, (1, 3), 1, 0.041), (3, (0, 4), 0, 0.015), (3, (0, 4), 1, 1.056), (4, (3, 5), 0, 1.077), (4, (3, 5), 1, 1.054),
+    (4, (2, 4), 0, 0.038), (4, (2, 4), 1, 0.854), (4, (0, 1), 0, 1.458), (4, (0, 1), 1, 0.042), (5, (4, 5), 0, 0.783),
+    (5, (4, 5), 1, 0.946), (5, (0, 3), 0, 0.037), (5, (0, 3), 1, 0.844), (5, (1, 2), 0, 1.646), (5, (1, 2), 1, 0.042),
+    (6, (0, 1), 0, 1.503), (6, (0, 1), 1, 0.044), (6, (3, 4), 0, 1.404), (6, (3, 4), 1, 1.24), (7, (0, 3), 0, 0.037),
+    (7, (0, 3), 1, 1.129),
+]  # fmt: skip
+"""The fabric grains' Slurm test, n2's rail 1 and the uplink on rail 0 at 100 Mbit/s, as the suite measured it
+beside the rest of the suite (figures over the level; pairs, then two confirming rounds; tolerance 0.8)."""
+
+
+def test_a_deep_fault_s_figures_that_spread_by_a_factor_of_three_are_still_one_fault() -> None:
+    """The uplink's figures lie between 0.01 and 0.04 of the level. Held to the healthy spread times their own size,
+    the shallow ones fitted a link on every rail better, and the uplink came within 4 nats of it: inconclusive."""
+    records = [Measured(number, pair, HEALTHY * x, rail) for number, pair, rail, x in TEST_CLUSTER_RAIL_AND_UPLINK]
+    verdict = judge_fabric(records, 0.8, 0.0, TWO_LEAVES, confirming=True, planned_rounds=5)
+    assert [(f.node, f.rail) for f in verdict.bad_rails] == [(1, 1)]
+    assert [(f.switches, f.rail) for f in verdict.switch_faults] == [(("s1", "s2"), 0)]
+    assert verdict.inconclusive == [] and verdict.bad_nodes == []
+
+
 @pytest.mark.parametrize("sizes", [(2, 3), (3, 3), (2, 4)])
 def test_without_a_topology_the_matrix_shows_the_cut_and_accuses_no_node(sizes: tuple[int, int]) -> None:
     """The issue's 5-node case (leaf s1 = 2 nodes, s2 = 3, s1's uplink at 20 Mbit/s) and its neighbours."""
