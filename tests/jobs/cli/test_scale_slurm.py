@@ -144,7 +144,7 @@ def test_compare_matches_two_sweeps_node_count_by_node_count(
     entries = {n["nodes"]: n for n in scaling(sweep)["nodes"]}
     slower = tmp_path / "slower-3"
     shutil.copytree(entries[3]["run_dir"], slower)
-    slow_down(slower, "all_reduce", 1024, 2.0)
+    slow_down(slower, "all_reduce", 1024, 10.0)  # beyond any noise a loaded machine measures (53-75% seen)
     candidate = tmp_path / "candidate"
     candidate.mkdir()
     (candidate / "sweep.json").write_text(
