@@ -90,18 +90,6 @@ def planned_rounds(planner: object) -> int | None:
     return len(planner.plan) if isinstance(planner, ConfirmedPlan) and planner.confirm_rounds > 0 else None
 
 
-def slow_pairs(
-    measured: list[Measured],
-    tolerance: float,
-    expected_busbw: float,
-    leaves: Mapping[int, str] | None,
-    planned: int | None = None,
-) -> list[Group]:
-    """The pairs to measure again: every suspect of the verdict over what was measured (with confirmation, so
-    that nothing is named on figures from the plan alone), as the module's docstring says."""
-    return suspects_and_noise(measured, tolerance, expected_busbw, leaves, planned)[0]
-
-
 def suspects_and_noise(
     measured: list[Measured],
     tolerance: float,
@@ -109,7 +97,9 @@ def suspects_and_noise(
     leaves: Mapping[int, str] | None,
     planned: int | None = None,
 ) -> tuple[list[Group], float]:
-    """slow_pairs, and the spread the verdict measured (one standard deviation over the level)."""
+    """The pairs to measure again: every suspect of the verdict over what was measured (with confirmation, so
+    that nothing is named on figures from the plan alone), as the module's docstring says; and the spread that
+    verdict measured (one standard deviation over the level), which sets how long they are measured."""
     if not measured:
         return [], 0.0
     last = planned if planned is not None else max(m.round for m in measured)

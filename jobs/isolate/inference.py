@@ -58,7 +58,6 @@ a few iterations each and spread by a factor of 3 or 4 (0.01 to 0.04 of the leve
 100 Mbit/s uplink), not by the healthy figures' relative spread times their own size (0.004 there). Held to
 that, the uplink's deepest and shallowest figures fitted two faults better than one, and a link on every rail,
 fitted at the shallow ones, came within 4 nats of the uplink on its own rail."""
-"""The spread assumed at least: no fabric measures a group closer than 1% run to run."""
 MIN_PARTNERS = 2
 """A node or rail is named only when it was slow with two partners or more whose slowness nothing else explains."""
 MIN_PARTNERS_NO_TOPOLOGY = 3
@@ -132,10 +131,10 @@ def infer(
     model = _Model(x, sigma, 1 - tolerance, level)
     candidates, tested = _candidates(records, leaf_of, model, level, cuts=not named_switches)
     penalty = _penalties(candidates, tested)
-    chosen = model.improved(candidates, penalty, model.explain(candidates, penalty, set()))
+    chosen, rivals = model.improved(candidates, penalty, model.explain(candidates, penalty, set()))
     judged: dict[int, Judged] = {}
     for index, factor in sorted(chosen.items()):
-        margin, instead = model.margin(candidates, penalty, chosen, index)
+        margin, instead = model.margin(candidates, penalty, chosen, rivals[index])
         why = _why(candidates[index], margin, records, model, chosen, candidates, remeasured_after, named_switches)
         judged[index] = Judged(candidates[index], factor, margin, why)
         if why is not None and margin < NAMING_MARGIN:  # what explains its figures about as well is as suspect
@@ -226,12 +225,15 @@ class _Model:
         return float(np.sum(self.nll(self.x, self.factors(candidates, chosen)))) + sum(penalty[i] for i in chosen)
 
     def margin(
-        self, candidates: Sequence[Candidate], penalty: Sequence[float], chosen: dict[int, float], index: int
+        self,
+        candidates: Sequence[Candidate],
+        penalty: Sequence[float],
+        chosen: dict[int, float],
+        without: dict[int, float],
     ) -> tuple[float, dict[int, float]]:
-        """How much worse the best explanation without candidate `index` is, and what was added instead."""
-        rest = {i: f for i, f in chosen.items() if i != index}
-        without = self.without(candidates, penalty, chosen, index)
-        instead = {i: f for i, f in without.items() if i not in rest}
+        """How much worse `without`, the best explanation without one of `chosen`'s faults, is, and what it
+        added instead."""
+        instead = {i: f for i, f in without.items() if i not in chosen}
         return self.cost(candidates, penalty, without) - self.cost(candidates, penalty, chosen), instead
 
     def without(
@@ -244,23 +246,25 @@ class _Model:
 
     def improved(
         self, candidates: Sequence[Candidate], penalty: Sequence[float], chosen: dict[int, float]
-    ) -> dict[int, float]:
+    ) -> tuple[dict[int, float], dict[int, dict[int, float]]]:
         """Greedy takes the fault that gains most first, and a wide one can win so over a narrower one that, with
         a second fault, explains the figures better: a leaf's uplink on rail 0 and one node's rail 1 slowed,
         the link on every rail gains most (it also covers that node's pairs across on rail 1), then the node's
         rail joins, and the healthy pairs across on rail 1 are left to chance. Whichever explanation without one
-        of its faults costs less replaces it, until none does (the cost falls each time, so this ends)."""
+        of its faults costs less replaces it, until none does (the cost falls each time, so this ends). Returns
+        the explanation and, for each of its faults, the best explanation without it: its margin's rival."""
         cost = self.cost(candidates, penalty, chosen)
-        for _ in range(len(candidates)):
+        for _ in range(len(candidates) + 1):
+            rivals: dict[int, dict[int, float]] = {}
             for index in sorted(chosen):
-                without = self.without(candidates, penalty, chosen, index)
-                cheaper = self.cost(candidates, penalty, without)
+                rivals[index] = self.without(candidates, penalty, chosen, index)
+                cheaper = self.cost(candidates, penalty, rivals[index])
                 if cheaper < cost - 1e-9:
-                    chosen, cost = without, cheaper
+                    chosen, cost = rivals[index], cheaper
                     break
             else:
-                break
-        return chosen
+                return chosen, rivals
+        return chosen, {index: self.without(candidates, penalty, chosen, index) for index in chosen}
 
 
 def _its_own_links(candidates: Sequence[Candidate], index: int) -> set[int]:
