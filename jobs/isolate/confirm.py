@@ -113,11 +113,12 @@ def suspects_and_noise(
     met: set[Group] = {m.nodes for m in measured if len(m.nodes) == 2}
     pairs: list[Group] = []  # the units first: disjoint() takes them in order, one partner each a round
     for unit in verdict.inconclusive:
+        free = _free_first(healthy, pairs)
         if unit.grain in ("node", "rail"):
-            pairs += _new_partner(unit.nodes[0], healthy, met)
+            pairs += _new_partner(unit.nodes[0], free, met)
         elif unit.grain == "switch_link":
-            inside = [n for n in healthy if n in unit.nodes]
-            outside = [n for n in healthy if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
+            inside = [n for n in free if n in unit.nodes]
+            outside = [n for n in free if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
             pairs += [tuple(sorted((inside[0], outside[0])))] if inside and outside else []
     pairs += [nodes for _, nodes in sorted(links)]
     sides = [set(u.nodes) for u in verdict.inconclusive if u.grain == "switch_link"]
@@ -139,6 +140,14 @@ def _under(measured: list[Measured], threshold: float) -> list[Group]:
         seen.add((m.nodes, m.rail))
     low = sorted((m.busbw, m.nodes) for m in measured if len(m.nodes) == 2 and m.busbw < threshold)
     return [nodes for _, nodes in low if nodes not in again]
+
+
+def _free_first(healthy: list[int], pairs: list[Group]) -> list[int]:
+    """The healthy nodes no pair taken so far holds, then the rest: each unit's partner the first of them, every
+    unit would pick the same lowest node, disjoint() would keep the first unit's pair alone, and under wide noise
+    (tens of units) the rest, a slow switch link among them, would never be measured again."""
+    busy = {n for pair in pairs for n in pair}
+    return [n for n in healthy if n not in busy] + [n for n in healthy if n in busy]
 
 
 def _new_partner(node: int, healthy: list[int], met: set[Group]) -> list[Group]:

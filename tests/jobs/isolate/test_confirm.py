@@ -179,3 +179,17 @@ def test_under_wide_noise_isolate_measures_its_suspects_longer_and_check_keeps_i
     assert len(noisy) == len(pairs_plan(10)) + 1 and noisy[:-1] == [1] * (len(noisy) - 1) and noisy[-1] > 1
     check = _lengths(IsolateSettings(mode="check", rounds=2, confirm_rounds=1), _noisy)
     assert len(check) == 4 and set(check) == {1}, "check's confirming round shares its budget"
+
+
+def test_every_suspect_is_measured_again_in_the_first_confirming_round_each_with_a_partner_of_its_own() -> None:
+    """Every partner met already, each suspect took the first healthy node, the round could hold one of them,
+    and under wide noise (tens of suspects) a slow switch link among them was never measured again."""
+    bad = {1, 2, 3}
+    hosts = [f"n{i}" for i in range(1, 11)]
+    rounds = Rounds(IsolateSettings(mode="pairs"), hosts)
+    while (groups := rounds.start()) is not None:
+        assert rounds.finish({rounds.key(g): 0.1 if bad & set(g) else 10.0 for g in groups})
+    again = [m.nodes for m in rounds.measured if m.round == len(pairs_plan(len(hosts))) + 1]
+    assert {node for pair in again for node in pair} >= bad
+    assert all(len(bad & set(pair)) == 1 for pair in again), "each against a healthy partner"
+    assert sorted(f.node for f in judge_fabric(rounds.measured, confirming=True).bad_nodes) == sorted(bad)
