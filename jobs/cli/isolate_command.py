@@ -125,8 +125,7 @@ def _act(outcome: RunOutcome, run: RunDir, args: argparse.Namespace, iso: Isolat
 
 
 def _report(run: RunDir, args: argparse.Namespace) -> int:
-    launcher = launcher_of(run)
-    facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
+    facts = launcher_of(run).facts_now(run)  # what the launcher says now, in memory only
     outcome = assess(run, facts=facts, with_analysis=args.html_file is not None)  # reads the run, writes nothing
     return _render(outcome, run, args, assess_isolate_run(outcome, run))
 

@@ -136,8 +136,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     check_tolerance(args)
     html = html_target(args.html)  # refused before the run is read
     run = _find(args)
-    launcher = launcher_of(run)
-    facts = launcher.facts(run, launcher.describe([run])[0])  # what the launcher says now, in memory only
+    facts = launcher_of(run).facts_now(run)  # what the launcher says now, in memory only
     with_analysis = html is not None or args.format in ("json", "table")  # the page shows the per-host view
     outcome = assess(run, thresholds(args), with_analysis=with_analysis, facts=facts)  # reads the run, writes nothing
     if args.plot:

@@ -178,3 +178,7 @@ class Launcher(ABC, Generic[PayloadT]):
         """What the launcher says now of the run's job (`state`, from describe) and its nodes, in memory,
         never saved: for `status` and `report`. None: nothing beyond the run directory."""
         return None
+
+    def facts_now(self, run: RunDir) -> JobFacts | None:
+        """`facts` with the state asked now: what the readers (`report`, `isolate report`) render with."""
+        return self.facts(run, self.describe([run])[0])

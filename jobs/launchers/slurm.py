@@ -17,6 +17,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.slurm import JobFacts
 from slurm import submission
 from slurm.evidence import nodes_of
+from slurm.runner import SlurmError
 from slurm.states import JobState
 
 
@@ -77,6 +78,16 @@ class SlurmLauncher(Launcher[submission.SlurmRequest]):
         job_id = _job_id(run)
         ranks = sorted(run.logs_dir.glob("rank-*.log"))
         return [*ranks, *(run.submitit_dir / f"{job_id}_0_log.{ext}" for ext in ("out", "err"))]
+
+    def facts_now(self, run: RunDir) -> JobFacts:
+        """As Slurm says now; where it cannot say (no Slurm here: a run directory copied off the cluster, or a
+        controller down), what the run directory kept, said on stderr: a reader renders from the directory,
+        and the verdict in it does not need the scheduler."""
+        try:
+            return self.facts(run, self.describe([run])[0])
+        except SlurmError as error:
+            print(f"collbench: {error}; the job's state is what {run.path} kept", file=sys.stderr)
+            return JobFacts.read(run)
 
     def facts(self, run: RunDir, state: RunState) -> JobFacts:
         """What wait kept, brought up to date with what Slurm says now (state, nodes, and while the job

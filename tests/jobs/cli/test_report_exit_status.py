@@ -29,3 +29,18 @@ def test_a_healthy_isolate_run_exits_0_in_every_format(tmp_path: Path, capsys: p
     run = isolate_run(tmp_path, nodes=4, slow_link=(-1, -1))
     codes = {fmt: main(["report", str(run.path), "--format", fmt]) for fmt in ("table", "json", "csv")}
     assert codes == {"table": 0, "json": 0, "csv": 0}, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["report"], ["isolate", "report"]])
+def test_a_slurm_run_is_read_where_no_slurm_is_installed(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run directory copied off the cluster: the readers render its verdict from the directory and say Slurm
+    could not tell the job's state now (they exited 3 on squeue missing, the verdict unread)."""
+    run = isolate_run(tmp_path, nodes=4, slow_link=(1, 2))
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert main([*command, str(run.path)]) == 1, "the slow link n2-n3 is named: exit 1"
+    said = capsys.readouterr()
+    assert "squeue not found on PATH" in said.err and f"the job's state is what {run.path} kept" in said.err
+    assert "n2" in said.out and "n3" in said.out
