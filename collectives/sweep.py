@@ -69,7 +69,7 @@ class Buffers:
 
 
 @dataclass(slots=True)
-class HeldBuffers:
+class SizeBuffers:
     """The one size's buffers a rank holds: a step of another shape frees them before its own are allocated,
     and on CUDA hands the cached blocks back to the driver, so that NCCL finds room for its own buffers."""
 
@@ -200,7 +200,7 @@ def run_sweep(
         logger.bind(event="size_skipped", op=skip.op, size=skip.size).info(
             f"{skip.op} {skip.size} B: skipped, {skip.reason}"
         )
-    held = HeldBuffers(dtype, ctx.device)
+    buffers = SizeBuffers(dtype, ctx.device)
     total = sum(len(LAYOUTS[step.op].placements) for step in steps)
     index = 0
     element_size = DTYPES[settings.dtype].size
@@ -218,20 +218,20 @@ def run_sweep(
         args = CallArgs(
             reduce_op=settings.reduce_op, rank=ctx.rank, nranks=ctx.nranks, root=max(step.root, 0), group=ctx.group
         )
-        # held's buffers are passed on, never kept here: the next shape's allocation frees them
+        # the buffers are passed on, never kept here: the next shape's allocation frees them
         for in_place in placements:
             if index < skip_first:
                 index += 1
                 continue
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "start"))
-            measurement = Measurement.prepare(step, COLLECTIVES[step.op], held.for_step(step), args, in_place)
+            measurement = Measurement.prepare(step, COLLECTIVES[step.op], buffers.for_step(step), args, in_place)
             result = _measure_and_check(measurement, settings, ctx, corrupt_output)
             del measurement
             limit.measured(result)
             emit(result)
             on_progress(Progress(index, total, step.op, size, step.root, in_place, "end"))
             index += 1
-    held.release()
+    buffers.release()
 
 
 def _log_stopped(rest: list[Step], why: str) -> None:

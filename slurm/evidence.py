@@ -130,7 +130,7 @@ def signal_of(how: str) -> str:
 # --------------------------------------------------------------------------------------------- nodes
 
 BAD_NODE_STATES = ("DOWN", "FAIL", "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN", "REBOOT")
-HELD_STATES = ("drain", "down", "fail")
+OUT_OF_SERVICE_STATES = ("drain", "down", "fail")
 """sinfo's long state words of a node no job is given: drained, draining, down, fail, failing."""
 STATE_FLAGS = "*~#!%$@^-"
 """What sinfo appends to a state word: * not responding, ~ powered off, # powering up, ..."""
@@ -155,9 +155,9 @@ class NodeState:
         return self.state.rstrip(STATE_FLAGS)
 
     @property
-    def held(self) -> bool:
+    def out_of_service(self) -> bool:
         """Drained, draining, down or failed: Slurm gives it no new job."""
-        return any(self.words.lower().startswith(word) for word in HELD_STATES)
+        return any(self.words.lower().startswith(word) for word in OUT_OF_SERVICE_STATES)
 
     def describe(self) -> str:
         words = self.state.rstrip("*")

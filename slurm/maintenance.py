@@ -1,4 +1,4 @@
-"""Node maintenance, run through Slurm: the drain and resume lines slurm.nodes builds, and a re-check's hold on
+"""Node maintenance, run through Slurm: the drain and resume lines slurm.nodes builds, and a re-check's reservation of
 its nodes (the nodes of a partition, idle partners for them, a maintenance reservation of them all with the
 drained ones resumed into it, one command in an allocation of it, the reservation released). Slurm's refusal of
 a line comes back as its words: the caller says what it leaves as it was. No torch."""
@@ -55,13 +55,13 @@ def _where(partition: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Hold:
-    """Drained nodes held for a re-check: resumed into a maintenance reservation of their own and their
-    partners', for `user` alone, for `minutes`."""
+class MaintenanceReservation:
+    """A re-check's reservation: drained nodes resumed into a maintenance reservation of their own and their
+    partners', named `name`, for `user` alone, for `minutes`."""
 
     targets: tuple[str, ...]
     partners: tuple[str, ...]
-    reservation: str
+    name: str
     user: str
     minutes: int
 
@@ -71,25 +71,25 @@ class Hold:
 
     def lines(self) -> tuple[list[str], list[str], list[str]]:
         """The reservation, resume and release lines, in the order they run."""
-        reserve = reservation_argv(self.reservation, self.hosts, self.user, self.minutes)
-        return reserve, resume_argv(self.targets), release_argv(self.reservation)
+        reserve = reservation_argv(self.name, self.hosts, self.user, self.minutes)
+        return reserve, resume_argv(self.targets), release_argv(self.name)
 
     def allocation_argv(self, partition: str, minutes: int, immediate_s: int, command: Sequence[str]) -> list[str]:
-        """salloc of every held node in the reservation, running `command`; salloc gives up after
+        """salloc of every node of the reservation, running `command`; salloc gives up after
         `immediate_s` (a partner that turned busy since it was picked)."""
         where = [f"--partition={partition}"] if partition else []
         return [
-            "salloc", f"--reservation={self.reservation}", *where, f"--nodelist={collect_hostlist(self.hosts)}",
+            "salloc", f"--reservation={self.name}", *where, f"--nodelist={collect_hostlist(self.hosts)}",
             f"--nodes={len(self.hosts)}", f"--time={minutes}", f"--immediate={immediate_s}",
             "--job-name=collbench-recheck", *command,
         ]  # fmt: skip
 
 
 @contextlib.contextmanager
-def held(hold: Hold) -> Iterator[None]:
+def reserved(reservation: MaintenanceReservation) -> Iterator[None]:
     """The targets resumed into the reservation for the block, the reservation released after it whatever
     happens. Refused (nothing resumed, or nothing re-checked) when Slurm refuses the reservation or the resume."""
-    reserve, resume, release = hold.lines()
+    reserve, resume, release = reservation.lines()
     error = apply(reserve)
     if error:
         raise Refused(f"the reservation was refused ({error}); nothing resumed")

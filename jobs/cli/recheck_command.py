@@ -1,5 +1,5 @@
 """`collbench recheck`: check again the nodes collbench itself drained, and hand back those that pass. Slurm
-allocates no drained node, so they are held in a maintenance reservation with an idle partner, resumed into
+allocates no drained node, so they are put in a maintenance reservation with an idle partner, resumed into
 it (no user's job can land on them there), checked together (`collbench check --apply` in an allocation of
 the reservation: a node that fails is drained again with its new reason), and the reservation released.
 Only nodes whose drain reason carries collbench's mark are touched (LBNL NHC's rule); the rest are named
@@ -14,9 +14,9 @@ import sys
 from jobs.cli.drains import record_in_history
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from jobs.config.model import Config, ConfigError, load_config
-from jobs.ending.recheck import Plan, check_argv, hold_of, plan_recheck, recheck
+from jobs.ending.recheck import Plan, check_argv, plan_recheck, recheck, reservation_of
 from slurm.hostlist import BadHostlist, expand_hostlist
-from slurm.maintenance import Hold, Refused, partition_nodes
+from slurm.maintenance import MaintenanceReservation, Refused, partition_nodes
 from slurm.nodes import node_states
 from slurm.runner import SlurmFailed
 from slurm.steps import command_text
@@ -28,7 +28,7 @@ PARTNERS = 2
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     recheck = commands.add_parser(
         "recheck",
-        help="check again the nodes collbench drained (held in a maintenance reservation with an idle partner) "
+        help="check again the nodes collbench drained (resumed into a maintenance reservation with an idle partner) "
         "and resume those that pass; never a node someone else drained",
         description="Exit status: 0 every node re-checked passed and was resumed (or none to re-check), 1 a node "
         f"failed again (drained again with its new reason), 2 bad input, 3 Slurm unavailable, {EXIT_CANNOT_RUN} "
@@ -76,14 +76,14 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     if not plan.targets:
         print(f"# nothing to re-check: no node of {args.nodes} is drained by collbench")
         return EXIT_OK
-    hold = hold_of(plan, getpass.getuser(), cfg.drain.reservation_minutes)
-    check = check_argv(cfg, args.config, args.words, hold)
+    reservation = reservation_of(plan, getpass.getuser(), cfg.drain.reservation_minutes)
+    check = check_argv(cfg, args.config, args.words, reservation)
     if args.dry_run:
-        reserve, resume, release = hold.lines()
+        reserve, resume, release = reservation.lines()
         for argv in (reserve, resume, check, release):
             print(command_text(argv))
         return EXIT_OK
-    return _recheck(cfg, plan, hold, check)
+    return _recheck(cfg, plan, reservation, check)
 
 
 def _hostlist(nodes: str) -> list[str]:
@@ -104,9 +104,9 @@ def _partners(given: str | None) -> list[str]:
         raise ConfigError(f"recheck: --partner {given!r} is not a hostlist ({error})") from None
 
 
-def _recheck(cfg: Config, plan: Plan, hold: Hold, check: list[str]) -> int:
+def _recheck(cfg: Config, plan: Plan, reservation: MaintenanceReservation, check: list[str]) -> int:
     try:
-        settled = recheck(cfg, plan, hold, check)
+        settled = recheck(cfg, plan, reservation, check)
     except Refused as refused:
         print(f"collbench: recheck: {refused}", file=sys.stderr)
         return EXIT_FAILED

@@ -20,7 +20,7 @@ from jobs.rundir.layout import RunDir
 from jobs.rundir.records.drains import DrainRecord, DrainStep
 from slurm.evidence import NodeState
 from slurm.hostlist import collect_hostlist
-from slurm.maintenance import Hold, drain, held, idle_nodes, run_in_allocation
+from slurm.maintenance import MaintenanceReservation, drain, idle_nodes, reserved, run_in_allocation
 from slurm.nodes import node_states
 
 IMMEDIATE_S = 120
@@ -69,7 +69,7 @@ def plan_recheck(
         own = own_drain(state.reason) if state is not None else None
         if state is None:
             left.append(f"{host}: Slurm does not know it")
-        elif not state.held:
+        elif not state.out_of_service:
             if not every:
                 left.append(f"{host}: {state.words}, not drained: nothing to re-check")
         elif own is None:
@@ -87,40 +87,40 @@ def plan_recheck(
     return Plan(targets, reasons, chosen, left, f"collbench-recheck-{int(time.time())}")
 
 
-def hold_of(plan: Plan, user: str, minutes: int) -> Hold:
+def reservation_of(plan: Plan, user: str, minutes: int) -> MaintenanceReservation:
     """The plan's nodes as slurm.maintenance holds them: for `user` alone, `minutes` at most."""
-    return Hold(tuple(plan.targets), tuple(plan.partners), plan.reservation, user, minutes)
+    return MaintenanceReservation(tuple(plan.targets), tuple(plan.partners), plan.reservation, user, minutes)
 
 
-def check_folder(cfg: Config, hold: Hold) -> Path:
+def check_folder(cfg: Config, reservation: MaintenanceReservation) -> Path:
     """Where the check's run directory is made: a folder of the output_dir of its own, named after the
     reservation, so that the one run in it is the check's."""
-    return Path(cfg.output_dir).expanduser().absolute() / hold.reservation
+    return Path(cfg.output_dir).expanduser().absolute() / reservation.name
 
 
-def check_argv(cfg: Config, config: str | None, words: Sequence[str], hold: Hold) -> list[str]:
-    """salloc of the reservation running `collbench check --apply` on the held nodes."""
+def check_argv(cfg: Config, config: str | None, words: Sequence[str], reservation: MaintenanceReservation) -> list[str]:
+    """salloc of the reservation running `collbench check --apply` on its nodes."""
     minutes = int(cfg.check.budget_s // 60) + CHECK_SLACK_MIN
     named = ["--config", config] if config else []
-    output_dir = f"output_dir={check_folder(cfg, hold)}"
+    output_dir = f"output_dir={check_folder(cfg, reservation)}"
     command = [sys.executable, "-m", "jobs.cli", "check", *named, *words, output_dir, "drain.apply=true"]
-    return hold.allocation_argv(cfg.slurm.partition, minutes, IMMEDIATE_S, command)
+    return reservation.allocation_argv(cfg.slurm.partition, minutes, IMMEDIATE_S, command)
 
 
-def recheck(cfg: Config, plan: Plan, hold: Hold, check: Sequence[str]) -> Settled:
-    """Hold the nodes (slurm.maintenance.Refused when Slurm refuses the reservation or the resume), run the
+def recheck(cfg: Config, plan: Plan, reservation: MaintenanceReservation, check: Sequence[str]) -> Settled:
+    """Reserve the nodes (slurm.maintenance.Refused when Slurm refuses the reservation or the resume), run the
     check in them, settle each node, then release the reservation."""
-    with held(hold):
-        print(f"# {hold_text(hold)}", flush=True)
+    with reserved(reservation):
+        print(f"# {reservation_text(reservation)}", flush=True)
         code = run_in_allocation(check)
-        run_id = checked_run_id(check_folder(cfg, hold))
+        run_id = checked_run_id(check_folder(cfg, reservation))
         return settle(plan, code, run_id)
 
 
-def hold_text(hold: Hold) -> str:
+def reservation_text(reservation: MaintenanceReservation) -> str:
     return (
-        f"{collect_hostlist(hold.targets)} resumed into reservation {hold.reservation} with "
-        f"{collect_hostlist(hold.partners)}"
+        f"{collect_hostlist(reservation.targets)} resumed into reservation {reservation.name} with "
+        f"{collect_hostlist(reservation.partners)}"
     )
 
 
@@ -147,7 +147,7 @@ def settle(plan: Plan, code: int, run_id: str) -> Settled:
                 else "recheck could not run its check: drained again as it was"
             )
             steps.append(DrainStep(host, "drain", list(own.codes), plan.reasons[host], why, not error, error))
-        elif state is not None and not state.held:
+        elif state is not None and not state.out_of_service:
             why = f"recheck passed it (drained by collbench for {','.join(own.codes)} in {own.run_id})"
             steps.append(DrainStep(host, "resume", list(own.codes), plan.reasons[host], why, True))
             resumed.append(f"RESUMED {host}: {why}")

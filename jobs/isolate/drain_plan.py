@@ -70,16 +70,16 @@ def _for_named(host: str, found: list[Finding], task: TaskName, run_id: str, sta
     if state is None:
         return Step(host, "leave", codes, "", f"Slurm does not know node {host}: nothing to drain")
     own = own_drain(state.reason)
-    if state.held and own is None and state.reason:
+    if state.out_of_service and own is None and state.reason:
         return Step(host, "leave", codes, state.reason, f"already {state.words} by someone else: left as it is")
-    if own is not None and set(codes) <= set(own.codes) and state.held:
+    if own is not None and set(codes) <= set(own.codes) and state.out_of_service:
         return Step(host, "leave", codes, state.reason, f"already drained by collbench for {','.join(own.codes)}")
-    merged = tuple(dict.fromkeys((*(own.codes if own and state.held else ()), *codes)))
+    merged = tuple(dict.fromkeys((*(own.codes if own and state.out_of_service else ()), *codes)))
     return Step(host, "drain", merged, drain_reason(merged, task, run_id, figure), f"{task} named it: {figure}")
 
 
 def _for_passed(host: str, task: TaskName, state: NodeState | None) -> list[Step]:
-    if state is None or not state.held:
+    if state is None or not state.out_of_service:
         return []
     own = own_drain(state.reason)
     if own is None:

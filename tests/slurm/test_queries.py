@@ -46,7 +46,7 @@ def test_node_states_are_one_mapping_and_a_refusal_is_slurm_failed(
     _path(monkeypatch, tmp_path, sinfo="printf 'n1|idle|none\\nn2|drained*|collbench:slow_node by check run=R\\n'")
     states = node_states(["n1", "n2", "n9"])
     assert sorted(states) == ["n1", "n2"], "a node Slurm does not know is absent"
-    assert (states["n2"].held, states["n2"].unhealthy, states["n1"].reason) == (True, True, "")
+    assert (states["n2"].out_of_service, states["n2"].unhealthy, states["n1"].reason) == (True, True, "")
     assert calls(tmp_path) == ["sinfo -h -N -n n[1-2,9] -o %N|%T|%E"]
     assert node_states([]) == {}
     _path(monkeypatch, tmp_path / "refusing", sinfo="echo 'sinfo: error: Invalid node name n9' >&2; exit 1")

@@ -79,7 +79,7 @@ def drained_by_check(host: str, env: dict[str, str]) -> str:
     """The host's reason while it is held with collbench's mark on it, else ''."""
     shown = subprocess.run(sinfo_argv([host]), capture_output=True, text=True, env=env, check=False).stdout
     state = next((state for state in parse_node_states(shown) if state.node == host), None)
-    return state.reason if state and state.held and state.reason.startswith("collbench:") else ""
+    return state.reason if state and state.out_of_service and state.reason.startswith("collbench:") else ""
 
 
 def test_the_shipped_schedule_drains_a_slowed_node_and_the_recheck_hands_it_back(

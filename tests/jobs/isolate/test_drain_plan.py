@@ -71,6 +71,6 @@ def test_the_readers_lines_need_no_states_and_quote_the_reason_for_a_shell() -> 
 def test_sinfo_lines_give_each_node_once_with_its_state_and_reason() -> None:
     text = "n1|idle|none\nn1|idle|none\nn3|drained*|collbench:slow_node by check run=R x|y\nn4|draining|\n"
     states = {state.node: state for state in parse_node_states(text)}
-    assert states["n1"] == NodeState("n1", "idle", "") and not states["n1"].held
-    assert states["n3"].held and states["n3"].words == "drained" and states["n3"].reason.endswith("x|y")
-    assert states["n4"].held and states["n4"].reason == ""
+    assert states["n1"] == NodeState("n1", "idle", "") and not states["n1"].out_of_service
+    assert states["n3"].out_of_service and states["n3"].words == "drained" and states["n3"].reason.endswith("x|y")
+    assert states["n4"].out_of_service and states["n4"].reason == ""
