@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from jobs.cli.check_setup import check_config, leaves_line, plan_lines
 from jobs.cli.exit_codes import EXIT_CANNOT_RUN, EXIT_INCONCLUSIVE
 from jobs.cli.html_output import add_html_option, html_target, write_run_html
-from jobs.cli.options import add_output_dir_override, with_output_dir
+from jobs.cli.options import add_output_dir_override
 from jobs.config.model import Config, ConfigError
 from jobs.inspect.report import assess
 from jobs.isolate.check_plan import bounds, check_rounds
@@ -38,7 +38,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         f"allocation), 3 Slurm unavailable, {EXIT_CANNOT_RUN} the check could not run or settle (do not drain), "
         f"{EXIT_INCONCLUSIVE} nothing cordoned but a node, rail or link inconclusive (drain nothing for it).",
     )
-    check.add_argument("words", nargs="*", metavar="KEY=VALUE")
+    check.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     check.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a config (name or path)")
     check.add_argument(
         "--output", "--out", dest="out", metavar="DIR", type=Path, help="also write vetted, cordoned, ... into DIR"
@@ -73,12 +73,12 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def cmd_check(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    loose = [word for word in args.words if "=" not in word]
+    loose = [word for word in args.overrides if "=" not in word]
     if loose:
         raise ConfigError(f"check: {loose[0]!r} is not KEY=VALUE")
     if args.keep_run and not args.node:
         raise ConfigError("check: --keep-run goes with --node; a check of an allocation always keeps its run directory")
-    words = with_output_dir(args.words, args.output_dir_override) + (["drain.apply=true"] if args.apply else [])
+    words = args.overrides + (["drain.apply=true"] if args.apply else [])  # --output-dir is in them (main)
     if args.html and args.node:
         raise ConfigError("check: --html goes with a check of an allocation; check --node says one line")
     args.html_file = html_target(args.html)  # refused before the step starts

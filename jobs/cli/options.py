@@ -98,9 +98,9 @@ def add_output_dir(command: argparse.ArgumentParser, looks_up: str, creates: str
     )
 
 
-def with_output_dir(words: list[str], output_dir: str | None) -> list[str]:
-    """`words` (KEY=VALUE overrides) with --output-dir's, last, so that it wins."""
-    return [*words, f"output_dir={output_dir}"] if output_dir else words
+def with_output_dir(overrides: list[str], output_dir: str | None) -> list[str]:
+    """KEY=VALUE `overrides` with --output-dir's, last, so that it wins."""
+    return [*overrides, f"output_dir={output_dir}"] if output_dir else overrides
 
 
 class Parser(argparse.ArgumentParser):

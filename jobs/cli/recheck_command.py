@@ -38,7 +38,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "nodes", metavar="HOSTLIST", help=f"the nodes to re-check (a Slurm hostlist), or {EVERY_NODE}: every node "
         "of the partition that collbench drained",
     )  # fmt: skip
-    recheck.add_argument("words", nargs="*", metavar="KEY=VALUE", help="config overrides for the check")
+    recheck.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides for the check")
     recheck.add_argument("--config", metavar="NAME_OR_PATH", default=None, help="a Slurm config (name or path)")
     recheck.add_argument(
         "--partner", metavar="HOSTLIST", help="the healthy nodes to pair them with (default: --partners idle ones)"
@@ -56,10 +56,10 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_recheck(args: argparse.Namespace) -> int:
-    loose = [word for word in args.words if "=" not in word]
+    loose = [word for word in args.overrides if "=" not in word]
     if loose:
         raise ConfigError(f"recheck: {loose[0]!r} is not KEY=VALUE")
-    cfg = load_config(args.config, [*args.words, "launcher=slurm"])
+    cfg = load_config(args.config, [*args.overrides, "launcher=slurm"])
     partition = cfg.slurm.partition
     every = args.nodes == EVERY_NODE
     try:
@@ -77,7 +77,7 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         print(f"# nothing to re-check: no node of {args.nodes} is drained by collbench")
         return EXIT_OK
     reservation = reservation_of(plan, getpass.getuser(), cfg.drain.reservation_minutes)
-    check = check_argv(cfg, args.config, args.words, reservation)
+    check = check_argv(cfg, args.config, args.overrides, reservation)
     if args.dry_run:
         reserve, resume, release = reservation.lines()
         for argv in (reserve, resume, check, release):
