@@ -120,6 +120,7 @@ def suspects_and_noise(
             inside = [n for n in free if n in unit.nodes]
             outside = [n for n in free if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
             pairs += [tuple(sorted((inside[0], outside[0])))] if inside and outside else []
+            pairs += _to_a_third_leaf(inside, outside, free, leaves) if leaves else []
     pairs += [nodes for _, nodes in sorted(links)]
     sides = [set(u.nodes) for u in verdict.inconclusive if u.grain == "switch_link"]
     named = {f.node for f in verdict.bad_nodes} | {f.node for f in verdict.bad_rails} | suspects
@@ -140,6 +141,16 @@ def _under(measured: list[Measured], threshold: float) -> list[Group]:
         seen.add((m.nodes, m.rail))
     low = sorted((m.busbw, m.nodes) for m in measured if len(m.nodes) == 2 and m.busbw < threshold)
     return [nodes for _, nodes in low if nodes not in again]
+
+
+def _to_a_third_leaf(inside: list[int], outside: list[int], free: list[int], leaves: Mapping[int, str]) -> list[Group]:
+    """A node of each side against a healthy node of a leaf on neither side: where the plan measured a leaf
+    only against one other (check's pairs across), the link between the two and either leaf's uplink explain
+    the same slow pairs, and only a pair to a third leaf tells them apart (slow from the leaf whose uplink it is)."""
+    sides = {leaves.get(n) for n in (*inside, *outside)}
+    third = [n for n in free if leaves.get(n) not in sides]
+    ends = [nodes[len(nodes) > 1] for nodes in (inside, outside) if nodes]
+    return [tuple(sorted((end, partner))) for end, partner in zip(ends, third, strict=False)]
 
 
 def _free_first(healthy: list[int], pairs: list[Group]) -> list[int]:

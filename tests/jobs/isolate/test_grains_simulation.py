@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
+import pytest
+
 from jobs.isolate.check_plan import WHOLE_ROUND
 from jobs.isolate.confirm import ConfirmedPlan, planned_rounds
 from jobs.isolate.grains import judge_fabric
@@ -206,3 +208,20 @@ def test_isolate_names_each_fault_after_measuring_it_again_and_drains_no_healthy
         assert (got.exact, got.drained, got.missed, got.wrong_grain) == (1, 0, 0, 0), (faults, got)
         assert verdict.inconclusive == [] and verdict.unconfirmed == []
         assert confirm_cost(rounds)[0] <= CONFIRM_ROUNDS
+
+
+@pytest.mark.parametrize("leaf", ["s1", "s2", "s3"])
+def test_check_tells_a_leaf_s_uplink_from_its_neighbour_s_by_a_pair_to_a_third_leaf(leaf: str) -> None:
+    """check's pairs across measure each leaf against one other: the uplinks of both and the link between them
+    explain the same slow pairs (margin 0, all three inconclusive at 128 nodes, every leaf), until the confirming
+    round measures each side against a third leaf."""
+    fabric = Fabric.of(128)
+    faults = Faults("link", 0.5, links=frozenset({(leaf, 3)}))
+    settings = PLANS["check"].settings(fabric.n, 7)
+    rounds = drive(settings, fabric, faults, 0.05, random.Random(1), fabric.leaf_list())
+    verdict = judge_fabric(
+        rounds.judged, settings.tolerance, leaves=fabric.leaves, confirming=True,
+        planned_rounds=planned_rounds(rounds.planner),
+    )  # fmt: skip
+    assert [(fault.switches, fault.rail) for fault in verdict.switch_faults] == [((leaf,), 3)]
+    assert score(fabric, faults, verdict).exact and not verdict.inconclusive
