@@ -149,7 +149,7 @@ def _to_a_third_leaf(inside: list[int], outside: list[int], free: list[int], lea
     the same slow pairs, and only a pair to a third leaf tells them apart (slow from the leaf whose uplink it is)."""
     sides = {leaves.get(n) for n in (*inside, *outside)}
     third = [n for n in free if leaves.get(n) not in sides]
-    ends = [nodes[len(nodes) > 1] for nodes in (inside, outside) if nodes]
+    ends = [nodes[1] if len(nodes) > 1 else nodes[0] for nodes in (inside, outside) if nodes]  # [0] is across
     return [tuple(sorted((end, partner))) for end, partner in zip(ends, third, strict=False)]
 
 

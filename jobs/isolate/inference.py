@@ -462,14 +462,14 @@ def _cuts(records: Sequence[Measured], threshold: float, known: set[bytes]) -> l
             by_rail[record.rail].append(index)
     found = []
     for rail, ids in sorted(by_rail.items()):
+        measured = len({n for i in ids for n in records[i].nodes})
         for inside, outside in bipartitions([records[i] for i in ids], threshold):
             a, b = set(inside), set(outside)
             across = [i for i in ids if {*records[i].nodes} & a and {*records[i].nodes} & b]
             covers = _ids(across)
             if covers.tobytes() not in known:
                 known.add(covers.tobytes())
-                measured = {n for i in ids for n in records[i].nodes}
-                searched = search_cost(len(a | b), len(measured))
+                searched = search_cost(len(a | b), measured)
                 found.append(Candidate("switch_link", inside, rail, (), covers, searched))
     return found
 
