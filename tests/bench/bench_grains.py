@@ -1,6 +1,7 @@
 """Accuracy under noise: collbench isolate's and check's plans and verdict (jobs.isolate) over synthetic figures.
 
-    .venv/bin/python -m tests.bench.bench_grains [--quick] [--trials N] [--seed S] [--jobs J]
+    .venv/bin/python -m tests.bench.bench_grains [--quick] [--trials N] [--seed S] [--jobs J] [--nodes N,..]
+        [--plan PLAN]... [--fault KIND[:SLOWDOWN]]...
 
 Not part of the test run, and not timed: it prints how often the verdict is right. The fabric: n nodes in
 leaves of 32 (s1, s2, ...), 8 rails; every group a plan measures is measured on each rail (rail-aligned
@@ -435,6 +436,27 @@ def cells(grid: Sequence[Size], seed: int) -> list[Cell]:
     ]
 
 
+def chosen(todo: list[Cell], plans: Sequence[str], faults: Sequence[str]) -> list[Cell]:
+    """The cells of `plans` (every plan where empty) and `faults` (kind, or kind:slowdown, as healthy or
+    link:0.5; every scenario where empty)."""
+    for plan in plans:
+        if plan not in PLANS:
+            raise ValueError(f"--plan {plan!r}: want one of {'; '.join(PLANS)}")
+    for fault in faults:
+        kind, _, slowdown = fault.partition(":")
+        if kind not in ("healthy", *KINDS) or (slowdown and slowdown not in {f"{x:g}" for x in SLOWDOWNS}):
+            raise ValueError(
+                f"--fault {fault!r}: want healthy or {', '.join(KINDS)}, with :SLOWDOWN one of "
+                + ", ".join(f"{x:g}" for x in SLOWDOWNS)
+            )
+
+    def wanted(scenario: Scenario) -> bool:
+        label = f"{scenario.label}:{scenario.slowdown:g}"
+        return not faults or any(fault in (scenario.label, label) for fault in faults)
+
+    return [cell for cell in todo if (not plans or cell.plan in plans) and wanted(cell.scenario)]
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
@@ -552,13 +574,22 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--nodes", default="", help="only these node counts, comma-separated (default: every size)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: every core)")
+    parser.add_argument(
+        "--plan", action="append", default=[], help=f"only this plan (again for more): {'; '.join(PLANS)}"
+    )
+    parser.add_argument(
+        "--fault", action="append", default=[], help="only this scenario (again for more): healthy, or KIND[:SLOWDOWN]"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     grid = sizes(args.trials, args.quick)
     if args.nodes:
         wanted = {int(n) for n in args.nodes.split(",")}
         grid = [size for size in grid if size.nodes in wanted]
-    todo = cells(grid, args.seed)
+    try:
+        todo = chosen(cells(grid, args.seed), args.plan, args.fault)
+    except ValueError as error:
+        parser.error(str(error))
     # the heaviest cells first, so the workers end together; the printing keeps the grid's order
     order = sorted(range(len(todo)), key=lambda i: -weight(todo[i]))
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -24,6 +24,7 @@ from tests.bench.bench_grains import (
     Faults,
     Scenario,
     cells,
+    chosen,
     confirm_cost,
     drive,
     factor,
@@ -225,3 +226,16 @@ def test_check_tells_a_leaf_s_uplink_from_its_neighbour_s_by_a_pair_to_a_third_l
     )  # fmt: skip
     assert [(fault.switches, fault.rail) for fault in verdict.switch_faults] == [((leaf,), 3)]
     assert score(fabric, faults, verdict).exact and not verdict.inconclusive
+
+
+def test_the_bench_runs_the_plans_and_faults_asked_for_and_refuses_one_it_has_not() -> None:
+    grid = cells(sizes(10, quick=False), seed=0)
+    picked = chosen(grid, ["check"], ["healthy", "link:0.5"])
+    assert {cell.plan for cell in picked} == {"check"}
+    assert {(cell.scenario.label, cell.scenario.slowdown) for cell in picked} == {("healthy", 1.0), ("link", 0.5)}
+    assert {cell.scenario.kind for cell in chosen(grid, [], ["node"])} == {"node"}
+    assert chosen(grid, [], []) == grid
+    with pytest.raises(ValueError, match=r"--plan 'checks': want one of isolate; check;"):
+        chosen(grid, ["checks"], [])
+    with pytest.raises(ValueError, match=r"--fault 'link:0.3': .* one of 0.5, 0.8"):
+        chosen(grid, [], ["link:0.3"])
