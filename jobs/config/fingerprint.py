@@ -25,7 +25,8 @@ a run whose level came from the history (it moves with every healthy run) compar
 and a run that left them at their defaults keeps the fingerprint it had."""
 CHECK_SEED_DEFAULT = 0
 """check mixes each allocation's job id into isolate.seed (check_plan.seed_for): which random partners a node
-gets, an accident of scheduling. Held at the default in mode check, so one check config is one series."""
+gets, an accident of scheduling. Held at the default for such a task (TaskSpec.seed_per_allocation), so one
+check config is one series."""
 MEASURED_ENV = ("NCCL_", "GLOO_", "UCX_")
 """The env variables that change what is measured; the others are left out."""
 FAULT_RANKS = ("corrupt_rank", "fail_rank", "hang_rank", "slow_rank")
@@ -64,7 +65,7 @@ def config_fingerprint(cfg: Config) -> str:
             plain.get(section, {}).pop(key, None)
     isolate = plain.get("isolate", {})
     isolate.update({key: value for key, value in JUDGED_NOT_MEASURED.items() if key in isolate})
-    if isolate.get("mode") == "check" and "seed" in isolate:
+    if cfg.spec.seed_per_allocation and "seed" in isolate:
         isolate["seed"] = CHECK_SEED_DEFAULT
     plain["env"] = {k: v for k, v in plain.get("env", {}).items() if k.startswith(MEASURED_ENV)}
     return hashlib.sha256(json.dumps(plain, sort_keys=True).encode()).hexdigest()[:12]

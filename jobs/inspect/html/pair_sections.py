@@ -36,8 +36,10 @@ class GroupRow:
 
 @dataclass(frozen=True, slots=True)
 class PairSection:
-    kind: str
-    """'isolate' or 'check'."""
+    title: str
+    """The section's heading: a check's pairs, or isolate's pair matrix."""
+    vets: bool
+    """The verdict vets and cordons (a check's: a CheckOutcome came with it), or finds (isolate's)."""
     heatmap: Markup | None
     named_hosts: list[str]
     """Every node the verdict named."""
@@ -75,7 +77,8 @@ def pair_section(iso: IsolateOutcome, cfg: Config, check: CheckOutcome | None = 
     matrix = pair_matrix(iso, named_hosts)
     undecided = {*matrix.undecided_nodes, *(node for link in matrix.undecided_links for node in link)}
     return PairSection(
-        kind="check" if check is not None else "isolate",
+        title="The check's pairs" if check is not None else "The pair matrix",
+        vets=check is not None,
         heatmap=heatmap_svg(matrix, f"{iso.rounds.mode} {iso.run_id}: busbw of each pair"),
         named_hosts=named_hosts,
         marked=list(dict.fromkeys([*named_hosts, *(iso.hosts[node] for link in matrix.named_links for node in link)])),

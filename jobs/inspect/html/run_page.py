@@ -91,12 +91,12 @@ def _verdict(outcome: RunOutcome, exit_code: int, pairs: PairSection | None, his
         lines += history.regressions
     if pairs is not None:
         named = [f"{f.host}: {f.code}, {f.figure}" for f in pairs.findings]
-        return banner(_pairs_headline(kind, exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)
+        return banner(_pairs_headline(exit_code, pairs), exit_code, kind, named + pairs.inconclusive + lines)
     headline = "PASSED" if exit_code == 0 else f"FAILED: {lines[0]}" if lines else "FAILED"
     return banner(headline.replace("FAILED: FAILED: ", "FAILED: "), exit_code, kind, lines)
 
 
-def _pairs_headline(kind: str, exit_code: int, pairs: PairSection) -> str:
+def _pairs_headline(exit_code: int, pairs: PairSection) -> str:
     hosts = ", ".join(pairs.named_hosts[:8]) + (
         f" and {len(pairs.named_hosts) - 8} more" if len(pairs.named_hosts) > 8 else ""
     )
@@ -104,7 +104,7 @@ def _pairs_headline(kind: str, exit_code: int, pairs: PairSection) -> str:
         units = [line.removeprefix("INCONCLUSIVE ").split(": ", 1)[0] for line in pairs.inconclusive]
         more = f" and {len(units) - 4} more" if len(units) > 4 else ""
         return f"INCONCLUSIVE {', '.join(units[:4])}{more}: nothing confirmed, drain nothing for it"
-    if kind == "check":
+    if pairs.vets:
         if exit_code == 4:
             return "COULD NOT SETTLE: drain nothing for it"
         return f"CORDONED {hosts}" if pairs.named_hosts else ("SLOW LINK" if exit_code else "every node VETTED")
