@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,24 +134,54 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Any:
-    """The project's real multi-node Slurm cluster; started here and stopped after, unless it was already up."""
-    import os
-
+    """The project's real multi-node Slurm cluster; started here and stopped after, unless it was already up.
+    The session holds the cluster's lock throughout, and finds the fabric as up.sh made it."""
     reason = _cannot_run_cluster()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"Slurm tests must run in CI, but: {reason}")
         pytest.skip(reason)
-    was_up = _cluster_is_up()
-    subprocess.run(
-        [str(CLUSTER_DIR / "up.sh")],
-        check=True,
-        env={**os.environ, "LAB": str(CLUSTER_LAB), "NNODES": str(CLUSTER_NODES)},
-    )
-    wide = tuple(f"n{i}" for i in range(1, CLUSTER_NODES + 1))
-    yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"), wide_nodes=wide)
-    if not was_up:
-        subprocess.run([str(CLUSTER_DIR / "down.sh")], check=False, env={**os.environ, "LAB": str(CLUSTER_LAB)})
+    with cluster_lock():
+        was_up = _cluster_is_up()
+        subprocess.run(
+            [str(CLUSTER_DIR / "up.sh")],
+            check=True,
+            env={**os.environ, "LAB": str(CLUSTER_LAB), "NNODES": str(CLUSTER_NODES)},
+        )
+        from tests.cluster import fabric
+
+        if removed := fabric.clear_leftovers():
+            warnings.warn("the test cluster kept a killed test's shaping, removed: " + "; ".join(removed), stacklevel=1)
+        wide = tuple(f"n{i}" for i in range(1, CLUSTER_NODES + 1))
+        yield SlurmCluster(slurm_conf=CLUSTER_LAB / "etc" / "slurm.conf", nodes=("n1", "n2", "n3"), wide_nodes=wide)
+        if not was_up:
+            subprocess.run([str(CLUSTER_DIR / "down.sh")], check=False, env={**os.environ, "LAB": str(CLUSTER_LAB)})
+
+
+CLUSTER_LOCK = CLUSTER_LAB.with_name("collbench-slurm.lock")
+"""Held by the pytest session that has the test cluster. Two sessions on one machine shared it unawares: one
+slowed n5 for its test while the other's healthy check measured it (and cordoned it), and the first to end
+would stop the cluster under the other. The second now waits for the first."""
+
+
+@contextmanager
+def cluster_lock(path: Path = CLUSTER_LOCK) -> Iterator[None]:
+    """`path` locked for the block, with this process's pid in it; where another holds it, a line on stderr
+    that says who, and a wait for it."""
+    import fcntl
+
+    with path.open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            print(f"# waiting for the test cluster: {lock.read().strip() or 'another session'} holds {path}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.truncate(0)
+        lock.write(f"pytest pid {os.getpid()}\n")
+        lock.flush()
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")

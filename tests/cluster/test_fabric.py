@@ -227,3 +227,17 @@ def test_noisy_redraws_every_port_composes_with_a_fault_and_leaves_nothing(slurm
         assert "tbf" in qdiscs(ports[5]) and not any("htb" in qdiscs(device) for device in ports)
     finally:
         subprocess.run(["tc", "qdisc", "del", "dev", ports[5], "root"], check=False)
+
+
+def test_a_killed_test_s_shaping_is_cleared_for_the_next_session(slurm_cluster: SlurmCluster) -> None:
+    """What a test killed inside a fault's block leaves: a tbf in a node, an htb on a port. The next session's
+    fixture clears it (the leftover slowed n5 and a healthy check cordoned it)."""
+    tbf = in_node("n5", "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "20mbit", "burst", "32kbit",
+                  "latency", "400ms")  # fmt: skip
+    assert tbf.returncode == 0, tbf.stderr
+    subprocess.run(["tc", "qdisc", "add", "dev", fabric.port("n2", 1), "root", "handle", "1:", "htb"], check=True)
+    removed = fabric.clear_leftovers()
+    assert [line.split(": ")[0] for line in removed] == ["cbnode5 eth0", "root namespace cbr1v2"], removed
+    assert "tbf" in removed[0] and "htb" in removed[1], removed
+    assert not root_qdiscs("n5") and "htb" not in qdiscs(fabric.port("n2", 1))
+    assert fabric.clear_leftovers() == []
