@@ -51,16 +51,10 @@ def check_config(name: str | None, words: list[str]) -> tuple[Config, str]:
     settings = base.check
     rounds = check_rounds(nodes, settings.pair_rounds, settings.confirm_rounds)
     expected, source = expected_level(base)
-    isolate = replace(
+    isolate = settings.isolate_settings(
         base.isolate,
-        mode="check",
-        sizes=list(settings.sizes),
         round_budget_s=round_budget_s(settings.budget_s, rounds),
-        probe_size=settings.probe_size,
-        rounds=settings.pair_rounds,
-        confirm_rounds=settings.confirm_rounds,
         seed=seed_for(allocation.job_id, settings.seed),
-        tolerance=settings.tolerance,
         expected_busbw=expected,
         expected_from=source,  # the run's config says where its level came from
     )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from collectives.settings import parse_size_list
 from collectives.sizes import parse_size
 from jobs.config.isolate_settings import DEFAULT_TOLERANCE, IsolateSettings
+from jobs.config.tasks import CHECK_PLAN_MODE
 
 NodeRecord = Literal["daily", "always", "never"]
 
@@ -75,18 +76,23 @@ class CheckSettings:
     host has no passing one in the last 24 h, a FAIL or UNKNOWN always; always records every check; never
     none. A prolog runs thousands of times a day: daily keeps each node's record without the flood."""
 
-    def isolate_settings(self) -> IsolateSettings:
-        """The rounds as isolate runs them inside the job: mode check, these sizes and pair rounds."""
-        return IsolateSettings(
-            mode="check",
-            sizes=list(self.sizes),
-            probe_size=self.probe_size,
-            rounds=self.pair_rounds,
-            confirm_rounds=self.confirm_rounds,
-            seed=self.seed,
-            tolerance=self.tolerance,
-            expected_busbw=self.expected_busbw,
-        )
+    def isolate_settings(self, within: IsolateSettings | None = None, **derived: Any) -> IsolateSettings:
+        """isolate's section as the job runs a check's rounds, the one mapping between the two: mode check and
+        the keys check shares with isolate from this section (sizes, probe_size, pair_rounds as rounds,
+        confirm_rounds, seed, tolerance, expected_busbw), over `within` (the config's isolate section, whose
+        other keys stay), then `derived` (what jobs.cli.check_setup works out: the seed mixed with the job
+        id, the level and where it came from, each round's budget)."""
+        shared = {
+            "mode": CHECK_PLAN_MODE,
+            "sizes": list(self.sizes),
+            "probe_size": self.probe_size,
+            "rounds": self.pair_rounds,
+            "confirm_rounds": self.confirm_rounds,
+            "seed": self.seed,
+            "tolerance": self.tolerance,
+            "expected_busbw": self.expected_busbw,
+        }
+        return replace(within or IsolateSettings(), **{**shared, **derived})
 
     def problems(self) -> list[str]:
         found = []
