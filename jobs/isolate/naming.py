@@ -77,6 +77,8 @@ WHY_WORDS: dict[Undecided, str] = {
     "few_partners": "its slow figures come from fewer than two partners",
     "suspect_partners": "every partner it was slow with is a suspect itself",
     "once": "slow once, never measured again",
+    "same_partner": "measured again only with a partner it was slow with before, which cannot tell which of the two "
+    "is slow",
 }
 """Why a unit is inconclusive (Inconclusive.why), in words."""
 

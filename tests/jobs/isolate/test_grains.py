@@ -256,6 +256,30 @@ def test_confirming_names_only_what_was_slow_again_after_the_plan() -> None:
     assert verdict.unconfirmed == [] and verdict.inconclusive == [], "slow once in three figures is noise"
 
 
+def test_a_node_measured_again_only_with_a_partner_it_was_slow_with_is_inconclusive() -> None:
+    """check's sparse plan: n5 slow with both its partners (n4, n6), each fast with its other one. Measured again
+    with n4 and slow again, the pair is slow, but which of the two is not told: inconclusive, not named (a healthy
+    node slow by chance at 40% noise was named so and drained at 4,096 nodes). Against n0, a partner it had not
+    met, slow again: named."""
+    plan = [[(0, 1), (2, 3), (4, 5), (6, 7)], [(1, 2), (3, 4), (5, 6), (0, 7)]]
+    records = [
+        Measured(number, pair, SLOW if 5 in pair else ripple(*pair, rail), rail)
+        for number, pairs in enumerate(plan, start=1)
+        for pair in pairs
+        for rail in (0, 1)
+    ]
+    one_leaf = dict.fromkeys(range(8), "s1")
+
+    def judged(partner: int) -> list[tuple[str, tuple[int, ...], str | None]]:
+        again = [Measured(3, tuple(sorted((5, partner))), SLOW, rail) for rail in (0, 1)]
+        verdict = judge_fabric(records + again, leaves=one_leaf, confirming=True, planned_rounds=2)
+        named = [("node", (f.node,), None) for f in verdict.bad_nodes]
+        return named + [(u.grain, u.nodes, u.why) for u in verdict.inconclusive]
+
+    assert judged(4) == [("node", (5,), "same_partner")]
+    assert judged(0) == [("node", (5,), None)]
+
+
 def test_a_slow_uplink_beats_the_rails_it_slows_under_wide_noise() -> None:
     """The issue's third case: leaf s1's uplink slow on rail 0, the healthy spread wide, the one pair within s1
     slow by chance (0.67 of the level). Four bad rails would have n4-n5 slow on rail 0 too; one uplink explains
