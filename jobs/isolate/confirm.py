@@ -5,7 +5,9 @@ plan, for at most isolate.confirm_rounds rounds, disjoint pairs at once, on ever
 holds (judge_fabric over what the rounds measured, with `planned_rounds`, so that nothing is named before it was
 measured again) is measured again: a node or a rail of it, the node against a partner the run holds healthy
 that it has not met yet; a switch link, two healthy nodes across it; a link or a pair slow once, the pair
-itself; then every pair measured once under the threshold, slowest first (under wide noise one slow figure is
+itself (or, where one of its nodes was slow on that rail with another partner too, that node against a partner
+it has not met: the pair again would not say which node); then every pair measured once under the threshold,
+slowest first (under wide noise one slow figure is
 too little to suspect, and measuring again costs less than guessing). They are asked for again before each
 confirming round: a pair above the threshold before may be under it now.
 
@@ -121,26 +123,62 @@ def suspects_and_noise(
             outside = [n for n in free if n not in unit.nodes and _across(n, unit.nodes, measured, slow)]
             pairs += [tuple(sorted((inside[0], outside[0])))] if inside and outside else []
             pairs += _to_a_third_leaf(inside, outside, free, leaves) if leaves else []
-    pairs += [nodes for _, nodes in sorted(links)]
+    slow_with = _slow_partners(measured, slow)
+    for rail, nodes in sorted(links):
+        pairs += _the_pair_or_its_node(nodes, {rail}, slow_with, _free_first(healthy, pairs), met)
     sides = [set(u.nodes) for u in verdict.inconclusive if u.grain == "switch_link"]
     named = {f.node for f in verdict.bad_nodes} | {f.node for f in verdict.bad_rails} | suspects
-    for pair in _under(measured, slow):
+    for pair, rails in _under(measured, slow):
         if not named & set(pair) and not any(len(side & set(pair)) == 1 for side in sides):
-            pairs.append(pair)
+            pairs += _the_pair_or_its_node(pair, rails, slow_with, _free_first(healthy, pairs), met)
     return list(dict.fromkeys(pairs)), verdict.noise
 
 
-def _under(measured: list[Measured], threshold: float) -> list[Group]:
-    """The pairs measured once, under the threshold on some rail, slowest first: too little to suspect on one
-    figure under wide noise, and measuring again is how the verdict learns more instead of guessing."""
+def _slow_partners(measured: list[Measured], threshold: float) -> dict[tuple[int, int], set[int]]:
+    """(node, rail) -> the partners it was slow with on that rail."""
+    found: dict[tuple[int, int], set[int]] = {}
+    for m in measured:
+        if len(m.nodes) == 2 and m.busbw < threshold:
+            a, b = m.nodes
+            found.setdefault((a, m.rail), set()).add(b)
+            found.setdefault((b, m.rail), set()).add(a)
+    return found
+
+
+def _the_pair_or_its_node(
+    pair: Group, rails: set[int], slow_with: dict[tuple[int, int], set[int]], healthy: list[int], met: set[Group]
+) -> list[Group]:
+    """What to measure again for a pair slow once: the pair itself, or, where one of its nodes was slow on that
+    rail with another partner too and has a partner left it has not met, that node against it. The pair measured
+    again would say only that the pair is slow, and a node is named only once it was slow with a new partner
+    (jobs.isolate.inference): at 4,096 nodes check's one confirming round spent itself on the pair and left a
+    0.5x rail inconclusive that a new partner names."""
+    for node in sorted(pair, key=lambda n: -max(len(slow_with.get((n, rail), ())) for rail in rails)):
+        if max(len(slow_with.get((node, rail), ())) for rail in rails) < 2:
+            break
+        fresh = [tuple(sorted((node, other))) for other in healthy if other != node]
+        fresh = [new for new in fresh if new not in met]
+        if fresh:  # pairs' plan met every node: two slow pairs of a node there are two links, measured again
+            return fresh[:1]
+    return [pair]
+
+
+def _under(measured: list[Measured], threshold: float) -> list[tuple[Group, set[int]]]:
+    """The pairs measured once, under the threshold on some rail, slowest first, each with the rails it was slow
+    on: too little to suspect on one figure under wide noise, and measuring again is how the verdict learns
+    more instead of guessing."""
     seen: set[tuple[Group, int]] = set()
     again: set[Group] = set()
     for m in measured:
         if (m.nodes, m.rail) in seen:
             again.add(m.nodes)
         seen.add((m.nodes, m.rail))
-    low = sorted((m.busbw, m.nodes) for m in measured if len(m.nodes) == 2 and m.busbw < threshold)
-    return [nodes for _, nodes in low if nodes not in again]
+    low = sorted((m.busbw, m.nodes, m.rail) for m in measured if len(m.nodes) == 2 and m.busbw < threshold)
+    rails: dict[Group, set[int]] = {}
+    for _, nodes, rail in low:
+        if nodes not in again:
+            rails.setdefault(nodes, set()).add(rail)
+    return list(rails.items())
 
 
 def _to_a_third_leaf(inside: list[int], outside: list[int], free: list[int], leaves: Mapping[int, str]) -> list[Group]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from jobs.config.isolate_settings import IsolateSettings
-from jobs.isolate.confirm import confirming, longer, planned_rounds
+from jobs.isolate.confirm import _slow_partners, _the_pair_or_its_node, confirming, longer, planned_rounds
 from jobs.isolate.grains import judge_fabric
 from jobs.isolate.naming import unconfirmed_line
 from jobs.isolate.plan import Group, pairs_plan
 from jobs.isolate.rounds import GroupKey, Rounds
-from jobs.isolate.verdict import Unconfirmed, Verdict, judge
+from jobs.isolate.verdict import Measured, Unconfirmed, Verdict, judge
 
 HOSTS = [f"n{i}" for i in range(1, 7)]
 ONE_ROUND = IsolateSettings(mode="pairs", confirm_rounds=1)
@@ -193,3 +193,16 @@ def test_every_suspect_is_measured_again_in_the_first_confirming_round_each_with
     assert {node for pair in again for node in pair} >= bad
     assert all(len(bad & set(pair)) == 1 for pair in again), "each against a healthy partner"
     assert sorted(f.node for f in judge_fabric(rounds.measured, confirming=True).bad_nodes) == sorted(bad)
+
+
+def test_a_pair_slow_once_whose_node_was_slow_with_another_partner_measures_that_node_against_a_new_one() -> None:
+    """check's plan: n5 slow on rail 3 with n4 and n6. Measuring (4, 5) again would say only that the pair is
+    slow (and the node is named only once it was slow with a partner it had not met), so n5 meets n0 instead;
+    where n5 met every healthy node, or neither node was slow with anyone else, the pair itself."""
+    plan = [Measured(1, (4, 5), 40.0, 3), Measured(2, (5, 6), 45.0, 3), Measured(1, (0, 1), 100.0, 3)]
+    plan += [Measured(2, (3, 4), 100.0, 3), Measured(1, (2, 3), 30.0, 0)]
+    slow_with = _slow_partners(plan, 85.0)
+    met = {m.nodes for m in plan}
+    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0, 1, 2, 3], met) == [(0, 5)]
+    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0], met | {(0, 5)}) == [(4, 5)], "met them all"
+    assert _the_pair_or_its_node((2, 3), {0}, slow_with, [0, 1], met) == [(2, 3)], "slow with no one else"
