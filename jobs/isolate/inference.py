@@ -29,6 +29,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +65,11 @@ MIN_PARTNERS_NO_TOPOLOGY = 3
 """With no topology known: two slow partners of a node in a sparse plan (check's cycle of pairs) are as well
 explained by a cut between sets of nodes no topology names, with the node on one side and its partners on the
 other; a third partner held healthy, with the rest of the plan fast, leaves no such cut."""
+SPARSE_PARTNERS = 5
+"""With no topology known, a node the plan gave fewer partners than this in all (check's two and its confirming
+partner) is named only where its partners' own pairs leave it alone on its side: three slow partners are three
+nodes across a slow uplink as often as a slow node, and check drained 25 healthy nodes behind a 0.8x uplink in 20
+runs of 64 nodes at 5% noise on the partner count alone (bench_grains, check, no topology)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +134,7 @@ def infer(
     confirmation, the last planned round; a fault with no slow figure after it was never measured again."""
     x = np.array([r.busbw / level if level else 1.0 for r in records], dtype=np.float64)
     sigma = noise_of(records, level, tolerance)
-    model = _Model(x, sigma, 1 - tolerance, level)
+    model = _Model(x, sigma, 1 - tolerance, level, records)
     candidates, tested = _candidates(records, leaf_of, model, level, cuts=not named_switches)
     penalty = _penalties(candidates, tested)
     chosen, rivals = model.improved(candidates, penalty, model.explain(candidates, penalty, set()))
@@ -150,9 +156,22 @@ def infer(
 class _Model:
     """The figures, the noise, and the likelihood of each figure under a factor."""
 
-    def __init__(self, x: Floats, sigma: float, threshold: float, level: float) -> None:
+    def __init__(
+        self, x: Floats, sigma: float, threshold: float, level: float, records: Sequence[Measured] = ()
+    ) -> None:
         self.x, self.sigma, self.threshold, self.level = x, sigma, threshold, level
+        self.records = records
         self.healthy_nll = self.nll(x, np.ones_like(x))
+
+    @cached_property
+    def by_node(self) -> dict[int, list[int]]:
+        """node -> the indices of the pairs' figures that hold it."""
+        found: dict[int, list[int]] = defaultdict(list)
+        for index, record in enumerate(self.records):
+            if len(record.nodes) == 2:
+                for node in record.nodes:
+                    found[node].append(index)
+        return found
 
     def nll(self, x: Floats, factor: Floats) -> Floats:
         healthy = _normal(x, 1.0, self.sigma)
@@ -313,6 +332,8 @@ def _why(
         if len(partners) < least:
             suspect = {p for i in slow for p in records[i].nodes if p not in candidate.nodes}
             return "suspect_partners" if len(suspect) >= least else "few_partners"
+        if not topology and _few_partners_in_all(candidate, records) and not _alone_nearby(candidate, slow, model):
+            return "maybe_cut"
     if remeasured_after is not None:
         again = [i for i in slow if records[i].round > remeasured_after]
         if not again:
@@ -339,6 +360,31 @@ def _with_a_new_partner(
     if len(met) >= paired:
         return True
     return any(not set(records[i].nodes) <= met for i in again)
+
+
+def _few_partners_in_all(candidate: Candidate, records: Sequence[Measured]) -> bool:
+    """The plan gave the node fewer than SPARSE_PARTNERS partners, confirming rounds included (check's)."""
+    met = {p for i in candidate.covers if len(records[i].nodes) == 2 for p in records[i].nodes}
+    return len(met) - 1 < SPARSE_PARTNERS
+
+
+def _alone_nearby(candidate: Candidate, slow: Sequence[int], model: _Model) -> bool:
+    """The pairs of the candidate's partners (one figure a pair: its median over the node's every rail, or over a
+    rail's one rail) put it alone on its side (jobs.isolate.cut.alone): a cut would leave a node beside it, slow
+    with those partners too. Nearby, not over the whole matrix: under noise a dip anywhere in thousands of pairs
+    leaves no sides at all, and every node would be inconclusive."""
+    node, records = candidate.nodes[0], model.records
+    rails = {records[i].rail for i in slow} if candidate.grain == "rail" else {None}
+    for rail in rails:
+        near = {p for i in model.by_node[node] if rail in (None, records[i].rail) for p in records[i].nodes}
+        figures: dict[tuple[int, ...], list[float]] = defaultdict(list)
+        for index in {i for other in near for i in model.by_node[other]}:
+            if rail in (None, records[index].rail):
+                figures[records[index].nodes].append(records[index].busbw)
+        pairs = [Measured(0, nodes, float(np.median(busbw))) for nodes, busbw in figures.items()]
+        if not alone(pairs, model.level * model.threshold, node):
+            return False
+    return True
 
 
 def _no_cut(candidate: Candidate, slow: Sequence[int], records: Sequence[Measured], model: _Model) -> bool:

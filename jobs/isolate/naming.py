@@ -79,6 +79,8 @@ WHY_WORDS: dict[Undecided, str] = {
     "once": "slow once, never measured again",
     "same_partner": "measured again only with a partner it was slow with before, which cannot tell which of the two "
     "is slow",
+    "maybe_cut": "with no switch topology known, a slow link between sets of nodes explains its few partners' slow "
+    "pairs as well (topology.switches would tell)",
 }
 """Why a unit is inconclusive (Inconclusive.why), in words."""
 

@@ -72,11 +72,12 @@ class Unconfirmed:
 Grain = Literal["node", "rail", "switch_link", "link"]
 """Where a fault sits: a whole node, one (node, rail), a link between switches (or a leaf's uplink), a pair's link."""
 
-Undecided = Literal["spread", "few_partners", "suspect_partners", "once", "same_partner"]
+Undecided = Literal["spread", "few_partners", "suspect_partners", "once", "same_partner", "maybe_cut"]
 """Why a unit is inconclusive: `spread`, the healthy figures spread too widely for a fault of this size to stand out
 by the margin the verdict asks; `few_partners`, its slow figures come from fewer than two partners; `suspect_partners`,
 every partner it was slow with is a suspect itself; `once`, slow in one figure that was never measured again;
-`same_partner`, a node or rail slow after the plan only with partners it met in the plan."""
+`same_partner`, a node or rail slow after the plan only with partners it met in the plan; `maybe_cut`, with no
+topology known, a node with few partners whose slow pairs a cut between sets of nodes could explain as well."""
 
 
 @dataclass(frozen=True, slots=True)

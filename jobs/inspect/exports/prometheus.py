@@ -66,7 +66,7 @@ RAIL_VERDICTS = ("healthy", "slow", "inconclusive")
 INCONCLUSIVE = (*GROUP, "hostname", "grain", "rail", "why")
 """`hostname`: the node, a link 'a-b', a switch link ('s1-s2', 's1 uplink') or, with no topology, the hosts on its
 suspect side; `grain`: node, rail, switch_link or link; `rail`: '' for a node or a switch link on every rail;
-`why`: spread, few_partners, suspect_partners, once or same_partner."""
+`why`: spread, few_partners, suspect_partners, once, same_partner or maybe_cut."""
 SWITCH = (*GROUP, "switch", "rail")
 """`rail`: '' when the link is slow on every rail (or the verdict is not rail-aligned)."""
 

@@ -168,7 +168,7 @@ class InconclusiveVerdict:
     busbw: float
     ratio: float
     why: str
-    """spread, few_partners, suspect_partners, once or same_partner (docs/isolate.md)."""
+    """spread, few_partners, suspect_partners, once, same_partner or maybe_cut (docs/isolate.md)."""
     margin: float
     """How much better (log-likelihood, nats) the explanation with this fault is than the best without it."""
     line: str

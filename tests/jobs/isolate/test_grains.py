@@ -314,6 +314,23 @@ def test_a_cut_in_a_sparse_cycle_of_pairs_accuses_no_node() -> None:
         assert verdict.bad_nodes == [] and verdict.bad_rails == [], (seed, verdict.bad_nodes)
 
 
+def test_three_slow_partners_across_a_cut_no_topology_names_are_inconclusive_not_a_node() -> None:
+    """check's plan and its confirming round with no topology, n[0-3] | n[4-7] behind a slow link: n0 met n4,
+    n5 and n6, all across it. Three slow partners would name a node; but n1, slow with n4 too, sits on n0's side
+    of a cut that explains every figure: inconclusive (maybe_cut), nothing drained."""
+    side = {node: node // 4 for node in range(8)}
+    rounds = [[(0, 4), (1, 2), (3, 7), (5, 6)], [(0, 5), (4, 6), (1, 3), (2, 7)], [(0, 6), (5, 7), (1, 4)]]
+    pairs = [
+        Measured(number, pair, SLOW if side[pair[0]] != side[pair[1]] else ripple(*pair, rail), rail)
+        for number, measured in enumerate(rounds, start=1)
+        for pair in measured
+        for rail in (0, 1)
+    ]
+    verdict = judge_fabric(pairs, confirming=True, planned_rounds=2)
+    assert verdict.bad_nodes == [] and verdict.bad_rails == []
+    assert ("node", (0,), "maybe_cut") in [(u.grain, u.nodes, u.why) for u in verdict.inconclusive]
+
+
 def test_a_lone_slow_node_in_a_sparse_cycle_is_still_the_node() -> None:
     """The same cycle with one slow node and every other pair fast: no cut could hold it alone on a side."""
     from jobs.isolate.check_plan import check_plan
