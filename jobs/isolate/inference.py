@@ -139,11 +139,9 @@ def infer(
     penalty = _penalties(candidates, tested)
     chosen, rivals = model.improved(candidates, penalty, model.explain(candidates, penalty, set()))
     judged: dict[int, Judged] = {}
-    paired = len({n for r in records if len(r.nodes) == 2 for n in r.nodes}) if remeasured_after is not None else 0
     for index, factor in sorted(chosen.items()):
         margin, instead = model.margin(candidates, penalty, chosen, rivals[index])
-        why = _why(candidates[index], margin, records, model, chosen, candidates, remeasured_after, named_switches,
-                   paired)  # fmt: skip
+        why = _why(candidates[index], margin, records, model, chosen, candidates, remeasured_after, named_switches)
         judged[index] = Judged(candidates[index], factor, margin, why)
         if why is not None and margin < NAMING_MARGIN:  # what explains its figures about as well is as suspect
             same = candidates[index].covers.tobytes()
@@ -156,9 +154,7 @@ def infer(
 class _Model:
     """The figures, the noise, and the likelihood of each figure under a factor."""
 
-    def __init__(
-        self, x: Floats, sigma: float, threshold: float, level: float, records: Sequence[Measured] = ()
-    ) -> None:
+    def __init__(self, x: Floats, sigma: float, threshold: float, level: float, records: Sequence[Measured]) -> None:
         self.x, self.sigma, self.threshold, self.level = x, sigma, threshold, level
         self.records = records
         self.healthy_nll = self.nll(x, np.ones_like(x))
@@ -318,7 +314,6 @@ def _why(
     candidates: Sequence[Candidate],
     remeasured_after: int | None,
     topology: bool,
-    paired: int = 0,
 ) -> Undecided | None:
     slow = [int(i) for i in candidate.covers if model.x[i] < model.threshold]
     if candidate.grain == "link" and len(slow) < 2:
@@ -338,26 +333,27 @@ def _why(
         again = [i for i in slow if records[i].round > remeasured_after]
         if not again:
             return "once"
-        if candidate.grain in ("node", "rail") and not _with_a_new_partner(
-            candidate, again, records, remeasured_after, paired
-        ):
+        if candidate.grain in ("node", "rail") and not _with_a_new_partner(candidate, again, model, remeasured_after):
             return "same_partner"
     if margin < NAMING_MARGIN:
         return "spread"
     return None
 
 
-def _with_a_new_partner(
-    candidate: Candidate, again: Sequence[int], records: Sequence[Measured], planned: int, paired: int
-) -> bool:
+def _with_a_new_partner(candidate: Candidate, again: Sequence[int], model: _Model, planned: int) -> bool:
     """Among the figures slow after the plan, one with a partner the node did not meet in the plan (or, where it
     met every node measured in pairs, as in pairs' plan, any): a pair measured again says the pair is slow, not
     which of its two nodes. Under 40% noise a healthy node slow by chance with both its partners in check's plan,
     one of the pairs then measured again (a pair slow once) and slow again, was named and drained at 4,096 nodes
-    (bench_grains). `paired`: how many nodes were measured in pairs."""
-    plan = [records[i].nodes for i in candidate.covers if records[i].round <= planned and len(records[i].nodes) == 2]
-    met = {p for nodes in plan for p in nodes}
-    if len(met) >= paired:
+    (bench_grains)."""
+    records = model.records
+    met = {
+        p
+        for i in candidate.covers
+        if records[i].round <= planned and len(records[i].nodes) == 2
+        for p in records[i].nodes
+    }
+    if len(met) >= len(model.by_node):  # every node measured in pairs
         return True
     return any(not set(records[i].nodes) <= met for i in again)
 
