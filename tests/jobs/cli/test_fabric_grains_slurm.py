@@ -116,11 +116,12 @@ def test_isolate_names_the_fault_at_its_own_grain(
     assert result.returncode == (0 if fault == "healthy" else 1), result.stdout + result.stderr
     if fault == "healthy":
         assert_every_pair_measured_once(plain, slurm_cluster.wide_nodes)
-        assert "# nothing found" in result.stdout and "BAD " not in result.stdout
+        quiet = quiet_line(plain)
+        assert quiet in result.stdout and "BAD " not in result.stdout, result.stdout
         assert re.search(r"^#\s+n1\s+-(\s+\d+\.\d{3}){5}$", result.stdout, re.M), result.stdout
         report = collbench("report", str(run), cwd=workdir, env=slurm_cluster.env())
         assert report.returncode == 0, report.stderr
-        assert "# ---- round 1: n[1,6]" in report.stdout and "# nothing found" in report.stdout
+        assert "# ---- round 1: n[1,6]" in report.stdout and quiet in report.stdout
     if fault == RAIL_AND_UPLINK:
         assert re.search(r"^BAD RAIL n2: rail 1 \(rail1\) busbw .* its other rails healthy \(0\)$", result.stdout, re.M)
         drain = (
@@ -151,6 +152,16 @@ def assert_the_page_marks(browser: Any, cluster: SlurmCluster, workdir: Path, ru
         groups = len(verdict(run)["rounds"])
         assert int(opened.page.locator("table.groups").get_attribute("data-rows")) == groups
         assert opened.count("table.groups tbody tr") == groups
+
+
+def quiet_line(plain: dict[str, Any]) -> str:
+    """What a healthy fabric's verdict says: nothing found; or, where a healthy pair dipped once (12 ranks on this
+    machine's two cores: 0.16 of the level once in 30 figures), nothing confirmed, each dip measured again on its
+    rail and fast then, as jobs.isolate.confirm does before anything is named."""
+    for dip in plain["unconfirmed"]:
+        again = [r for r in plain["rounds"] if r["nodes"] == dip["nodes"] and r["rail"] == dip["rail"]]
+        assert len(again) >= 2, f"{dip} was not measured again"
+    return "# nothing confirmed" if plain["unconfirmed"] else "# nothing found"
 
 
 def assert_every_pair_measured_once(plain: dict[str, Any], nodes: tuple[str, ...]) -> None:
