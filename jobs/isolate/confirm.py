@@ -125,12 +125,12 @@ def suspects_and_noise(
             pairs += _to_a_third_leaf(inside, outside, free, leaves) if leaves else []
     slow_with = _slow_partners(measured, slow)
     for rail, nodes in sorted(links):
-        pairs += _the_pair_or_its_node(nodes, {rail}, slow_with, _free_first(healthy, pairs), met)
+        pairs += _the_pair_or_its_node(nodes, {rail}, slow_with, healthy, pairs, met)
     sides = [set(u.nodes) for u in verdict.inconclusive if u.grain == "switch_link"]
     named = {f.node for f in verdict.bad_nodes} | {f.node for f in verdict.bad_rails} | suspects
     for pair, rails in _under(measured, slow):
         if not named & set(pair) and not any(len(side & set(pair)) == 1 for side in sides):
-            pairs += _the_pair_or_its_node(pair, rails, slow_with, _free_first(healthy, pairs), met)
+            pairs += _the_pair_or_its_node(pair, rails, slow_with, healthy, pairs, met)
     return list(dict.fromkeys(pairs)), verdict.noise
 
 
@@ -146,18 +146,23 @@ def _slow_partners(measured: list[Measured], threshold: float) -> dict[tuple[int
 
 
 def _the_pair_or_its_node(
-    pair: Group, rails: set[int], slow_with: dict[tuple[int, int], set[int]], healthy: list[int], met: set[Group]
+    pair: Group,
+    rails: set[int],
+    slow_with: dict[tuple[int, int], set[int]],
+    healthy: list[int],
+    taken: list[Group],
+    met: set[Group],
 ) -> list[Group]:
     """What to measure again for a pair slow once: the pair itself, or, where one of its nodes was slow on that
     rail with another partner too and has a partner left it has not met, that node against it. The pair measured
     again would say only that the pair is slow, and a node is named only once it was slow with a new partner
     (jobs.isolate.inference): at 4,096 nodes check's one confirming round spent itself on the pair and left a
-    0.5x rail inconclusive that a new partner names."""
+    0.5x rail inconclusive that a new partner names. `taken`: the pairs asked for so far (their nodes' partners
+    come last, _free_first), looked at only where a node is to be measured."""
     for node in sorted(pair, key=lambda n: -max(len(slow_with.get((n, rail), ())) for rail in rails)):
         if max(len(slow_with.get((node, rail), ())) for rail in rails) < 2:
             break
-        fresh = [tuple(sorted((node, other))) for other in healthy if other != node]
-        fresh = [new for new in fresh if new not in met]
+        fresh = _fresh_partners(node, _free_first(healthy, taken), met)
         if fresh:  # pairs' plan met every node: two slow pairs of a node there are two links, measured again
             return fresh[:1]
     return [pair]
@@ -201,9 +206,13 @@ def _free_first(healthy: list[int], pairs: list[Group]) -> list[int]:
 
 def _new_partner(node: int, healthy: list[int], met: set[Group]) -> list[Group]:
     """A healthy node `node` has not been measured with yet (or, when it met them all, the first)."""
-    pairs = [tuple(sorted((node, other))) for other in healthy if other != node]
-    fresh = [pair for pair in pairs if pair not in met]
-    return (fresh or pairs)[:1]
+    fresh = _fresh_partners(node, healthy, met)
+    return fresh[:1] or [tuple(sorted((node, other))) for other in healthy if other != node][:1]
+
+
+def _fresh_partners(node: int, healthy: list[int], met: set[Group]) -> list[Group]:
+    """`node` paired with each of `healthy` it has not been measured with, in their order."""
+    return [pair for other in healthy if other != node and (pair := tuple(sorted((node, other)))) not in met]
 
 
 def _across(node: int, side: tuple[int, ...], measured: list[Measured], slow: float) -> bool:

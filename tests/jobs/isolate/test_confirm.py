@@ -203,6 +203,6 @@ def test_a_pair_slow_once_whose_node_was_slow_with_another_partner_measures_that
     plan += [Measured(2, (3, 4), 100.0, 3), Measured(1, (2, 3), 30.0, 0)]
     slow_with = _slow_partners(plan, 85.0)
     met = {m.nodes for m in plan}
-    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0, 1, 2, 3], met) == [(0, 5)]
-    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0], met | {(0, 5)}) == [(4, 5)], "met them all"
-    assert _the_pair_or_its_node((2, 3), {0}, slow_with, [0, 1], met) == [(2, 3)], "slow with no one else"
+    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0, 1, 2, 3], [], met) == [(0, 5)]
+    assert _the_pair_or_its_node((4, 5), {3}, slow_with, [0], [], met | {(0, 5)}) == [(4, 5)], "met them all"
+    assert _the_pair_or_its_node((2, 3), {0}, slow_with, [0, 1], [], met) == [(2, 3)], "slow with no one else"
